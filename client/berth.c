@@ -1,0 +1,61 @@
+/* berth: the command line. Each subcommand lives in its own cmd_*.c file. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "berth_config.h"
+#include "commands.h"
+
+struct subcommand {
+    const char *name;
+    int (*fn) (int argc, char **argv);
+    const char *summary;
+};
+
+static const struct subcommand subcommands[] = {
+    { "render", cmd_render, "render the launch command for a step (no daemon)" },
+    { "machine", cmd_machine, "describe a machine and, with --allocation, the allocation" },
+    { "resolve", cmd_resolve, "choose partition/qos/queue and wall time for N nodes" },
+};
+
+int cli_fail (int status, const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf (stderr, "berth %s: ", cmd);
+    va_start (ap, fmt);
+    vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    fputc ('\n', stderr);
+    return status;
+}
+
+static void usage (FILE *f)
+{
+    fprintf (f, "Usage: berth COMMAND [OPTIONS]\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof (subcommands) / sizeof (subcommands[0]); i++)
+        fprintf (f, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf (f, "\nRun 'berth COMMAND --help' for a command's options.\n");
+}
+
+int main (int argc, char **argv)
+{
+    if (argc < 2) {
+        usage (stderr);
+        return 2;
+    }
+    if (!strcmp (argv[1], "--help") || !strcmp (argv[1], "-h")) {
+        usage (stdout);
+        return 0;
+    }
+    if (!strcmp (argv[1], "--version")) {
+        printf ("berth %s\n", BERTH_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof (subcommands) / sizeof (subcommands[0]); i++) {
+        if (!strcmp (argv[1], subcommands[i].name))
+            return subcommands[i].fn (argc - 1, argv + 1);
+    }
+    fprintf (stderr, "berth: unknown command '%s'\n", argv[1]);
+    usage (stderr);
+    return 2;
+}

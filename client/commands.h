@@ -1,0 +1,14 @@
+/* Subcommands of the berth CLI. Each takes argv starting at its own name and
+ * returns the process exit status: 0 success, 1 failure, 2 usage error. */
+#ifndef BERTH_COMMANDS_H
+#define BERTH_COMMANDS_H
+
+int cmd_render (int argc, char **argv);
+int cmd_machine (int argc, char **argv);
+int cmd_resolve (int argc, char **argv);
+
+/* Print "berth <cmd>: <message>" to stderr and return status. */
+int cli_fail (int status, const char *cmd, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+#endif

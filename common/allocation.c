@@ -1,0 +1,1 @@
+/* allocation: not written yet */

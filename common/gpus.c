@@ -1,0 +1,1 @@
+/* gpus: not written yet */

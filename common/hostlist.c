@@ -1,0 +1,1 @@
+/* hostlist: not written yet */

@@ -1,0 +1,1 @@
+/* idset: not written yet */

@@ -1,0 +1,87 @@
+/* A machine: the layered config (default.cfg -> machines/<name>.cfg -> user
+ * files) and the effective [parallel] options for one compiler. */
+#ifndef BERTH_MACHINE_H
+#define BERTH_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+
+enum berth_system {
+    BERTH_SYSTEM_SLURM,
+    BERTH_SYSTEM_PBS,
+    BERTH_SYSTEM_SINGLE_NODE,
+    BERTH_SYSTEM_LOGIN,
+};
+
+const char *berth_system_name (enum berth_system s);
+int berth_system_parse (const char *text, enum berth_system *s,
+                        berth_error_t *err);
+
+/* Effective [parallel] options ([parallel] overlaid with
+ * [parallel.<compiler>]). Strings are NULL when unset (empty values count as
+ * unset); numbers use the sentinels noted. */
+struct machine_parallel {
+    enum berth_system system;
+    char *parallel_executable;
+    int cores_per_node;          /* 0: unset */
+    int gpus_per_node;           /* default 0 */
+    int64_t memory_per_node;     /* MB; -1: unknown */
+    int max_mpi_tasks_per_node;  /* 0: unset */
+    char *cpus_per_task_flag;
+    char *gpus_per_task_flag;
+    char *cpu_bind;
+    char *gpu_bind;
+    char *mem_bind;
+    char *distribution;
+    char *placement;             /* legacy distribution type, e.g. "plane" */
+    char *gpu_visible_devices_var;
+    int login_cores;
+    int login_gpus;
+    char *account;
+};
+
+struct machine {
+    char *name;         /* "pm-cpu", "localhost", "slurm" (generic), ... */
+    char *compiler;     /* as given (NULL when none); section uses '_' */
+    char *chosen_why;   /* how the machine was chosen, for people */
+    struct config *cfg; /* the layered config, owned */
+    struct machine_parallel par;
+};
+
+struct machine_options {
+    const char *name;            /* --machine, or NULL */
+    const char *const *configs;  /* --config files, NULL-terminated, or NULL */
+    const char *compiler;        /* --compiler, or NULL ([build] compiler) */
+};
+
+/* Load and layer the config and compute the effective options. With neither
+ * name nor configs, the machine is chosen as 10-machines-and-config.md says
+ * (BERTH_MACHINE, [discovery] hostnames, generic Slurm/PBS job, localhost).
+ * Errors name the file and line, or the option and system. */
+int machine_load (const struct machine_options *opts, struct machine **mp,
+                  berth_error_t *err);
+
+void machine_destroy (struct machine *m);
+
+/* Names of the shipped machines (NULL-terminated, static). */
+const char *const *machine_shipped_names (void);
+
+/* Text of a shipped machine file ("default", "pm-cpu", ...) or NULL. */
+const char *machine_shipped_text (const char *name);
+
+/* Every effective [parallel] key (lower case) with its interpolated text, in a
+ * stable order; *count entries in parallel arrays of borrowed strings the
+ * caller frees (the arrays only). */
+int machine_parallel_options (struct machine *m, const char ***keys,
+                              const char ***values, int *count,
+                              berth_error_t *err);
+
+/* Split a comma list option ("regular, debug") into trimmed items; empty items
+ * dropped. Caller frees items and array. */
+int machine_list (struct machine *m, const char *section, const char *key,
+                  char ***items, int *count, berth_error_t *err);
+
+#endif

@@ -1,0 +1,1 @@
+/* machine_select: not written yet */

@@ -1,0 +1,41 @@
+/* A placement: which nodes, which core ids on each node, and how many GPUs
+ * (with their indices when the caller knows them). */
+#ifndef BERTH_PLACEMENT_H
+#define BERTH_PLACEMENT_H
+
+#include "error.h"
+
+struct placement_node {
+    char *name;
+    int *cores;      /* in the order given: tasks take them in this order */
+    int ncores;
+};
+
+struct placement {
+    struct placement_node *nodes;
+    int nnodes;
+    int gpus;        /* total for the launch */
+    int *gpu_ids;    /* NULL or exactly `gpus` unique indices */
+    int ngpu_ids;
+};
+
+/* Nodes unique and non-empty names; one non-empty core set per node with
+ * non-negative ids unique within the node (the same id on two nodes is fine);
+ * gpus >= 0; gpu_ids unique, non-negative, and as many as gpus when given. */
+int placement_validate (const struct placement *p, berth_error_t *err);
+
+/* Split a node's cores among its tasks: tasks per node =
+ * ceil(ntasks / nnodes), nodes filled in order; each task takes the next
+ * max(cpus_per_task,1) ids of its node's list. On success *task_cores is an
+ * array of ntasks pointers into one allocation (free task_cores[0] then
+ * task_cores), each of *per_task ids; task_node[i] is the node index of task i
+ * (array of ntasks, caller frees). Errors name the node, its core count, and
+ * tasks x cpus per task needed. */
+int placement_split_cores (const struct placement *p, int ntasks,
+                           int cpus_per_task, int ***task_cores,
+                           int *per_task, int **task_node,
+                           berth_error_t *err);
+
+void placement_free (struct placement *p);   /* frees contents, not p */
+
+#endif

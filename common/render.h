@@ -1,0 +1,51 @@
+/* Rendering a launch: program argv + tasks/cores/GPUs (+ placement, + memory
+ * cap) -> the machine's launcher argv and an environment delta. Pure: the
+ * launcher's capabilities come in as an argument. */
+#ifndef BERTH_RENDER_H
+#define BERTH_RENDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "launcher.h"
+#include "machine.h"
+#include "placement.h"
+
+struct launch_request {
+    char *const *argv;     /* program argv, NULL-terminated */
+    int ntasks;
+    int cpus_per_task;     /* 0 when the caller gives none */
+    int gpus_per_task;     /* unplaced launches only */
+    const struct placement *placement;   /* NULL: unplaced */
+    bool has_memory_cap;
+    int64_t memory_cap;    /* MB per node, when has_memory_cap */
+};
+
+struct env_set_item {
+    char *name;
+    char *value;
+};
+
+struct launch {
+    char **argv;            /* NULL-terminated */
+    int argc;
+    char **env_unset;       /* variables to remove before running argv */
+    int n_unset;
+    struct env_set_item *env_set;
+    int n_set;
+};
+
+/* alloc_nodes: nodes of the allocation the launch happens in (>= 1).
+ * Errors use the code "render" and say what is wrong with which figures. */
+int render_launch (const struct machine_parallel *par, int alloc_nodes,
+                   const struct launcher_caps *caps,
+                   const struct launch_request *req, struct launch *out,
+                   berth_error_t *err);
+
+void launch_free (struct launch *l);   /* frees contents, not l */
+
+/* Shell-quote argv on one line for people (POSIX single quotes where needed). */
+char *render_shell_quote (char *const *argv);
+
+#endif

@@ -1,0 +1,1 @@
+/* resolve: not written yet */

@@ -1,0 +1,1 @@
+/* run_command: not written yet */

@@ -1,0 +1,1 @@
+/* wallclock: not written yet */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what is missing, then builds and runs every test:
+#  1. gcc, warnings as errors: the whole suite (unit + command line + integration)
+#  2. clang, warnings as errors: the whole suite
+#  3. gcc with AddressSanitizer + UndefinedBehaviorSanitizer: the unit tests
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+bash contrib/ci/deps.sh
+out=${BERTH_BUILD_ROOT:-$top/build-ci}
+mkdir -p "$out"
+status=0
+run() {  # name, build dir, compiler, meson test args, then setup options
+    local name=$1 dir=$2 compiler=$3 targs=$4; shift 4
+    echo "== $name"
+    CC=$compiler bash contrib/ci/build.sh "$dir" -Dwerror=true "$@"
+    # shellcheck disable=SC2086
+    if ! meson test -C "$dir" --print-errorlogs --num-processes 2 $targs; then
+        status=1
+    fi
+}
+run "gcc: all tests" "$out/gcc" gcc ""
+run "clang: all tests" "$out/clang" clang ""
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run "gcc + ASan + UBSan: unit tests" "$out/asan" gcc "--suite unit" \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+if [[ $status == 0 ]]; then echo "test-all: every suite passed"; else echo "test-all: FAILURES (see above)"; fi
+exit $status
