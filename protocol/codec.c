@@ -396,8 +396,9 @@ static int decode_placement (const struct ctx *c, const json_t *v,
     }
     if (!(p.nodes = calloc (n, sizeof (*p.nodes))))
         return errprintf_code (c->err, PROTO_ERR_INTERNAL, "out of memory");
-    for (size_t i = 0; i < n; i++, p.nnodes++) {
+    for (size_t i = 0; i < n; i++) {
         char name[64];
+        p.nnodes = (int) i + 1;   /* so that a failure frees this node too */
         snprintf (name, sizeof (name), "placement.nodes[%zu]", i);
         struct placement_node *pn = &p.nodes[i];
         if (need (c, name, json_array_get (nodes, i), "a node name") < 0
