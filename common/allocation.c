@@ -265,10 +265,10 @@ static int query_liveness (struct ctx *c, const char *job, berth_error_t *err)
     if (query (c, user_argv, &out, &uerr) < 0)
         return errprintf_code (err, "scheduler_unreachable",
                                "cannot tell whether Slurm job %s is still "
-                               "running: the scheduler cannot be reached "
-                               "(%s; then %s). Check that Slurm answers "
-                               "(squeue), or unset SLURM_JOB_ID to work as on "
-                               "a login node", job, qerr.text, uerr.text);
+                               "running: the scheduler cannot be reached; "
+                               "check that Slurm answers (squeue), or unset "
+                               "SLURM_JOB_ID to work as on a login node. %s; "
+                               "then %s", job, qerr.text, uerr.text);
     free (out);
     snprintf (msg, sizeof (msg), "Slurm job %s is not known to the scheduler "
               "(%s), so its allocation has ended: SLURM_JOB_ID in this shell "

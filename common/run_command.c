@@ -149,7 +149,7 @@ static void stderr_text (const struct buf *b, char *text, size_t size)
 int run_command (const char *const *argv, char *const *envp, double timeout_s,
                  struct run_output *res, int *status, berth_error_t *err)
 {
-    char cmd[512], errtext[512];
+    char cmd[256], errtext[320];
     int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, rc = -1;
     struct buf out = { 0 }, errb = { 0 };
     posix_spawn_file_actions_t fa;
