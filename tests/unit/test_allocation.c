@@ -698,6 +698,21 @@ START_TEST (pbs_errors)
 }
 END_TEST
 
+START_TEST (pbs_empty_node_file_asks_qstat)
+{
+    F.par.system = BERTH_SYSTEM_PBS;
+    fake_set ("PBS_JOBID=%s", "8123.pbs01");
+    fake_set ("PBS_NODEFILE=%s", "/dev/null");
+    fake_set ("FAKE_MODE=%s", "qstat");
+    fake_set ("FAKE_QSTAT=%s", testdata ("fake-scheduler/qstat-out/select"));
+    struct allocation *a = discover ();
+    ck_assert_int_eq (ncalls (0, NULL, 0), 1);
+    ck_assert_int_eq (a->nnodes, 2);
+    ck_assert_str_eq (a->nodes[1].name, "pbs-node-1");
+    allocation_destroy (a);
+}
+END_TEST
+
 START_TEST (pbs_without_job_is_login)
 {
     F.par.system = BERTH_SYSTEM_PBS;
@@ -760,6 +775,16 @@ START_TEST (login_system)
     ck_assert (json_is_null (json_object_get (o, "job_id")));
     json_decref (o);
     allocation_destroy (a);
+}
+END_TEST
+
+START_TEST (no_usable_core_at_all)
+{
+    F.par.system = BERTH_SYSTEM_SINGLE_NODE;
+    F.par.cores_per_node = 0;
+    F.env.naffinity = 0;
+    const char *msg = discover_error ("error");
+    ck_assert_ptr_nonnull (strstr (msg, "node nid000001: no usable cores"));
 }
 END_TEST
 
@@ -877,9 +902,11 @@ int main (void)
     tcase_add_test (tc, pbs_node_file);
     tcase_add_test (tc, pbs_qstat_fallback);
     tcase_add_test (tc, pbs_errors);
+    tcase_add_test (tc, pbs_empty_node_file_asks_qstat);
     tcase_add_test (tc, pbs_without_job_is_login);
     tcase_add_test (tc, single_node_cores_and_memory);
     tcase_add_test (tc, login_system);
+    tcase_add_test (tc, no_usable_core_at_all);
     tcase_add_test (tc, unknown_system);
     tcase_add_test (tc, real_edges_default);
     tcase_add_test (tc, json_view);
