@@ -781,16 +781,28 @@ static void explain (const struct ledger *l, const struct step_shape *sh,
                   (long long) (sh->budget > 0 ? sh->budget : 0));
         return;
     }
-    struct span sp = { .k = 1, .ncls = 1, .count = { 1 } };
-    sp.d[0] = (struct demand) { sh->cores, sh->gpus,
-                                sh->budget > 0 ? sh->budget : 0 };
-    if (sh->may_span && sh->cores > l->maxcores) {
-        int usz = sh->mpi ? sh->cpus_per_task : 1, k = 2;
-        int per_node = l->maxcores / usz, units = sh->mpi ? sh->ntasks
-                                                          : sh->cores;
-        if (per_node > 0 && (units + per_node - 1) / per_node > k)
-            k = (units + per_node - 1) / per_node;
-        span_layout (sh, lay, k < l->n ? k : l->n, &sp);
+    /* A step that may span is explained at the fewest nodes with enough
+     * free cores, so that the reason names the next obstacle. */
+    struct span sp;
+    span_layout (sh, lay, 1, &sp);
+    if (sh->may_span) {
+        int units = sh->mpi ? sh->ntasks : sh->cores;
+        int kmax = units < l->n ? units : l->n, first = 0;
+        for (int k = 1; k <= kmax && k <= 64; k++) {
+            struct span t;
+            span_layout (sh, lay, k, &t);
+            if (t.hi_cores > l->maxcores)
+                continue;
+            if (!first)
+                first = k;
+            if (count_free_ge (l, t.d[t.ncls - 1].cores) >= k
+                && count_free_ge (l, t.hi_cores) >= t.count[0]) {
+                first = k;
+                break;
+            }
+        }
+        if (first)
+            span_layout (sh, lay, first, &sp);
     }
     char nodes[32];
     if (sp.k == 1)
