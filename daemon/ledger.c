@@ -264,6 +264,29 @@ static int check_spec (const struct ledger_node_spec *s, int i,
     return 0;
 }
 
+static int by_name (const void *a, const void *b)
+{
+    return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* Names must be unique: a placement names its nodes. */
+static int check_names (const struct ledger_node_spec *nodes, int n,
+                        berth_error_t *err)
+{
+    const char **v = malloc (n * sizeof (*v));
+    if (!v)
+        return errprintf (err, "out of memory checking node names");
+    for (int i = 0; i < n; i++)
+        v[i] = nodes[i].name;
+    qsort (v, n, sizeof (*v), by_name);
+    int rc = 0;
+    for (int i = 1; i < n && !rc; i++)
+        if (!strcmp (v[i - 1], v[i]))
+            rc = errprintf (err, "node %s is listed twice", v[i]);
+    free (v);
+    return rc;
+}
+
 struct ledger *ledger_create (const struct ledger_node_spec *nodes,
                               int nnodes, int local_node, berth_error_t *err)
 {
@@ -284,6 +307,8 @@ struct ledger *ledger_create (const struct ledger_node_spec *nodes,
             if (nodes[i].cores[j] > maxid)
                 maxid = nodes[i].cores[j];
     }
+    if (check_names (nodes, nnodes, err) < 0)
+        return NULL;
     struct ledger *l = calloc (1, sizeof (*l));
     if (!l)
         goto nomem;

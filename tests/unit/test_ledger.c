@@ -128,6 +128,10 @@ START_TEST (create_errors)
     create_fails (s, 2, -1, "node b has no usable cores");
     s[1].ncores = 3;
     create_fails (s, 2, -1, "node b lists core id 1 twice");
+    s[1].name = "a";
+    s[1].ncores = 2;
+    create_fails (s, 2, -1, "node a is listed twice");
+    s[1].name = "b";
     s[1].ncores = 2;
     s[1].gpus = 65;
     create_fails (s, 2, -1, "node b has 65 GPUs");
