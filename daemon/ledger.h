@@ -90,8 +90,9 @@ void ledger_node_info (const struct ledger *l, int node,
                        struct ledger_node_info *info);
 
 /* A lease as a placement for rendering: node names and core ids per node,
- * gpus the step's total, gpu_ids the indices on each node (identical on every
- * node of the placement). Free with placement_free. */
+ * gpus the step's total, gpu_ids node 0's indices (every other node holds the
+ * same list or, in a block layout with fewer GPUs there, a prefix of it).
+ * Free with placement_free. */
 int ledger_lease_placement (const struct ledger *l,
                             const struct ledger_lease *ls,
                             struct placement *p, berth_error_t *err);
