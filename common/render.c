@@ -233,9 +233,13 @@ struct split {
 
 static int split (const struct render *r, struct split *s, berth_error_t *err)
 {
-    return placement_split_cores (r->req->placement, r->req->ntasks,
-                                  r->req->cpus_per_task, &s->cores, &s->per,
-                                  &s->node, err);
+    if (placement_split_cores (r->req->placement, r->req->ntasks,
+                               r->req->cpus_per_task, &s->cores, &s->per, &s->node,
+                               err) == 0)
+        return 0;
+    if (err)
+        err->code = "render";
+    return -1;
 }
 
 static void split_free (struct split *s)
