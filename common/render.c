@@ -10,31 +10,37 @@
 
 /* Variables unset for a placed Slurm launch. srun reads these from the batch
  * script's environment as if the step had asked for them; each contradicts
- * a placed step that states its own nodes, tasks, cores and GPUs:
- *   SLURM_MEM_PER_NODE/_CPU/_GPU  a step without --mem would claim the job's
- *                                 whole memory and serialise others (measured)
- *   SLURM_GPUS, SLURM_GPUS_PER_NODE, SLURM_GPUS_PER_TASK,
- *   SLURM_GPUS_PER_SOCKET         the job's GPU request overrides or adds to the
- *                                 step's --gpus=N / --gres=none (measured)
- *   SLURM_GRES, SLURM_STEP_GRES   a GRES request likewise adds GPUs to the step
+ * a placed step that states its own nodes, tasks, cores and GPUs. "m:" marks
+ * what was measured on the local Slurm 22.05.8 cluster (steps without --mem,
+ * two --gpus=1 steps and one --gres=none step side by side).
+ *   SLURM_MEM_PER_NODE/_CPU/_GPU  m: a step without --mem claims the job's
+ *                                 whole memory; the others wait behind it
+ *   SLURM_GPUS_PER_NODE           m: --gpus=1 steps got every GPU and ran one
+ *                                 after another; --gres=none failed ("Invalid
+ *                                 Trackable RESource")
+ *   SLURM_CPUS_PER_GPU            m: a --gres=none step was given all the
+ *                                 job's GPUs (CUDA_VISIBLE_DEVICES=0,1)
+ *   SLURM_GPUS, SLURM_GPUS_PER_TASK, SLURM_GPUS_PER_SOCKET, SLURM_GRES,
+ *   SLURM_STEP_GRES               other spellings of a GPU request, read as the
+ *                                 step's beside its --gpus / --gres=none
  *   SLURM_TRES_PER_TASK           (23.11+) the job's cpu=/gres/gpu= per task,
  *                                 at odds with -c and the GPU statement
- *   SLURM_CPUS_PER_GPU            makes the step ask cpus-per-gpu x its GPUs,
- *                                 not the -c it was placed with
- *   SLURM_NTASKS_PER_GPU          ties the task count to GPUs, not -n
- *   SLURM_NTASKS_PER_NODE         a per-node task count from the job that can
- *                                 contradict -N/-n over the placement's nodes
+ *   SLURM_NTASKS_PER_GPU          ties the task count to GPUs, not to -n
+ *   SLURM_NTASKS_PER_NODE         m: contradicts -N/-n (22.05 warns and ignores
+ *                                 it; nothing promises others will)
  *   SLURM_DISTRIBUTION            -m is never rendered with a placement; an
- *                                 inherited one (plane=N) relays the tasks out
+ *                                 inherited one (plane, cyclic) lays tasks out
+ *                                 against the placement's block split
  *   SLURM_CPU_BIND, SLURM_GPU_BIND, SLURM_MEM_BIND, SLURM_TRES_BIND
  *                                 inherited bindings (a parent's mask_cpu, a
- *                                 gpu-bind of none) bypass the renderer's own
+ *                                 gpu-bind of none) bypass the renderer's
  *                                 keep/drop rules and can bind outside the step
  *   SLURM_OVERLAP                 an overlapping step is not counted, so Slurm
  *                                 could pick cores another placed step holds
  * Kept: SLURM_NTASKS, SLURM_NNODES, SLURM_CPUS_PER_TASK, SLURM_EXACT (the
  * rendered -n, -N, -c, --exact override them), SLURM_JOB_* (srun needs them),
- * and policies (SLURM_HINT, SLURM_THREADS_PER_CORE) that name no resources. */
+ * SLURM_DIST_PLANESIZE (m: alone it changes nothing), and policies
+ * (SLURM_HINT, SLURM_THREADS_PER_CORE) that name no resources. */
 static const char *const slurm_placed_unset[] = {
     "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_MEM_PER_GPU",
     "SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK",
