@@ -105,6 +105,9 @@ int idset_parse (const char *text, int **ids, int *count, berth_error_t *err)
                                    "reversed; write it as %d-%d", text, (int)slen, s,
                                    hi, lo);
         }
+        /* repeated ranges must not grow without bound: compact first */
+        if (n + (size_t)(hi - lo) + 1 > 2 * ((size_t)IDSET_MAX + 1))
+            n = (size_t)sort_unique (v, (int)n);
         if (grow (&v, &cap, n + (size_t)(hi - lo) + 1) < 0) {
             free (v);
             return errprintf_code (err, "idset", "id set \"%s\": out of memory", text);

@@ -78,7 +78,7 @@ int placement_split_cores (const struct placement *p, int ntasks,
         return errprintf_code (err, "placement",
                                "cpus per task %d is negative", cpus_per_task);
     int per = cpus_per_task > 0 ? cpus_per_task : 1;
-    int tpn = (ntasks + p->nnodes - 1) / p->nnodes;
+    int tpn = ntasks / p->nnodes + (ntasks % p->nnodes != 0);
 
     /* Block fill: node i takes tasks [i*tpn, (i+1)*tpn) while any are left. */
     for (int i = 0, left = ntasks; i < p->nnodes && left > 0; i++) {

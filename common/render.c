@@ -151,7 +151,7 @@ static bool names_resources (const char *v)
 
 static int ceil_div (int a, int b)
 {
-    return (a + b - 1) / b;
+    return a / b + (a % b != 0);   /* no overflow near INT_MAX */
 }
 
 /* ---- The rendering context. */

@@ -35,6 +35,24 @@ START_TEST (parse_ranges)
 }
 END_TEST
 
+START_TEST (parse_repeated_large_ranges)
+{
+    /* many repeats of the widest range stay one set (and bounded memory) */
+    size_t len = 0;
+    char *text = malloc (8 * 16 + 1);
+    text[0] = '\0';
+    for (int i = 0; i < 8; i++)
+        len += (size_t)sprintf (text + len, "%s0-1048576", i ? "," : "");
+    int *ids, n;
+    ck_assert_int_eq (idset_parse (text, &ids, &n, NULL), 0);
+    ck_assert_int_eq (n, 1048577);
+    ck_assert_int_eq (ids[0], 0);
+    ck_assert_int_eq (ids[n - 1], 1048576);
+    free (ids);
+    free (text);
+}
+END_TEST
+
 START_TEST (parse_empty)
 {
     int *ids = (int *)1, n = -1;
@@ -129,6 +147,7 @@ int main (void)
     TCase *tc = tcase_create ("all");
     tcase_add_test (tc, parse_ranges);
     tcase_add_test (tc, parse_empty);
+    tcase_add_test (tc, parse_repeated_large_ranges);
     tcase_add_test (tc, parse_errors);
     tcase_add_test (tc, format_ranges);
     tcase_add_test (tc, format_truncates);
