@@ -1,8 +1,7 @@
-/* Id sets as range text. STOPGAP written on the alloc branch so that
- * topology/gpus/allocation link and test; the idset owner's version replaces
- * this file at merge. */
+/* Id sets as text: ranges ("2-4,6") and hex masks ("0x3"). */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,152 +12,191 @@
 
 static int cmp_int (const void *a, const void *b)
 {
-    int x = *(const int *) a, y = *(const int *) b;
+    int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
 }
 
-/* Sorted copy without repeats; *n updated. NULL on allocation failure. */
-static int *sorted_unique (const int *ids, int *n)
+/* Sort ascending and drop repeats in place; returns the new count. */
+static int sort_unique (int *ids, int count)
 {
-    int *v = malloc ((*n ? *n : 1) * sizeof (int));
-    if (!v)
-        return NULL;
-    memcpy (v, ids, *n * sizeof (int));
-    qsort (v, *n, sizeof (int), cmp_int);
-    int k = 0;
-    for (int i = 0; i < *n; i++)
-        if (k == 0 || v[k - 1] != v[i])
-            v[k++] = v[i];
-    *n = k;
-    return v;
+    int n = 0;
+    qsort (ids, (size_t)count, sizeof (int), cmp_int);
+    for (int i = 0; i < count; i++)
+        if (n == 0 || ids[n - 1] != ids[i])
+            ids[n++] = ids[i];
+    return n;
 }
 
-static int parse_id (const char *s, const char *end, const char *item,
-                     long *out, berth_error_t *err)
+/* One id: decimal digits only, at most IDSET_MAX. */
+static int parse_id (const char *s, size_t len, int *id)
 {
-    while (s < end && isspace ((unsigned char) *s))
-        s++;
-    while (end > s && isspace ((unsigned char) end[-1]))
-        end--;
-    if (s == end || !isdigit ((unsigned char) *s))
-        return errprintf (err, "id set item '%s' is not a number or range", item);
     long v = 0;
-    for (; s < end; s++) {
-        if (!isdigit ((unsigned char) *s))
-            return errprintf (err, "id set item '%s' is not a number or range",
-                              item);
-        v = v * 10 + (*s - '0');
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit ((unsigned char)s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
         if (v > IDSET_MAX)
-            return errprintf (err, "id set item '%s' is above %d", item,
-                              IDSET_MAX);
+            return -1;
     }
-    *out = v;
+    *id = (int)v;
+    return 0;
+}
+
+static int grow (int **ids, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    int *n = realloc (*ids, ncap * sizeof (int));
+    if (!n)
+        return -1;
+    *ids = n;
+    *cap = ncap;
     return 0;
 }
 
 int idset_parse (const char *text, int **ids, int *count, berth_error_t *err)
 {
-    int *v = NULL, n = 0, cap = 0;
-    const char *p = text;
-    while (*p) {
-        const char *comma = strchr (p, ',');
-        const char *end = comma ? comma : p + strlen (p);
-        char item[64];
-        snprintf (item, sizeof (item), "%.*s", (int) (end - p), p);
-        const char *dash = memchr (p, '-', end - p);
-        long lo, hi;
-        if (parse_id (p, dash ? dash : end, item, &lo, err) < 0
-            || (dash && parse_id (dash + 1, end, item, &hi, err) < 0))
-            goto fail;
+    int *v = NULL;
+    size_t n = 0, cap = 0;
+    const char *p = text ? text : "";
+
+    while (isspace ((unsigned char)*p))
+        p++;
+    if (*p == '\0') {
+        *ids = NULL;
+        *count = 0;
+        return 0;
+    }
+    for (;;) {
+        const char *end = strchr (p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen (p);
+        const char *s = p;
+        size_t slen = len;
+        while (slen && isspace ((unsigned char)*s))
+            s++, slen--;
+        while (slen && isspace ((unsigned char)s[slen - 1]))
+            slen--;
+        const char *dash = memchr (s, '-', slen);
+        int lo, hi;
+        if (dash == s) {
+            free (v);
+            return errprintf_code (err, "idset", "id set \"%s\": item \"%.*s\" is "
+                                   "negative or malformed; ids are whole numbers >= 0",
+                                   text, (int)slen, s);
+        }
+        if (dash ? parse_id (s, (size_t)(dash - s), &lo) < 0
+                       || parse_id (dash + 1, slen - (size_t)(dash - s) - 1, &hi) < 0
+                 : parse_id (s, slen, &lo) < 0) {
+            free (v);
+            return errprintf_code (err, "idset", "id set \"%s\": item \"%.*s\" is not "
+                                   "an id or a range like 2-4 (ids 0 to %d)",
+                                   text, (int)slen, s, IDSET_MAX);
+        }
         if (!dash)
             hi = lo;
         if (hi < lo) {
-            errprintf (err, "id set item '%s' is a reversed range", item);
-            goto fail;
+            free (v);
+            return errprintf_code (err, "idset", "id set \"%s\": range \"%.*s\" is "
+                                   "reversed; write it as %d-%d", text, (int)slen, s,
+                                   hi, lo);
         }
-        for (long i = lo; i <= hi; i++) {
-            if (n == cap) {
-                cap = cap ? 2 * cap : 16;
-                int *nv = realloc (v, cap * sizeof (int));
-                if (!nv) {
-                    errprintf (err, "out of memory parsing an id set");
-                    goto fail;
-                }
-                v = nv;
-            }
-            v[n++] = (int) i;
+        /* repeated ranges must not grow without bound: compact first */
+        if (n + (size_t)(hi - lo) + 1 > 2 * ((size_t)IDSET_MAX + 1))
+            n = (size_t)sort_unique (v, (int)n);
+        if (grow (&v, &cap, n + (size_t)(hi - lo) + 1) < 0) {
+            free (v);
+            return errprintf_code (err, "idset", "id set \"%s\": out of memory", text);
         }
-        if (!comma)
+        for (int i = lo; i <= hi; i++)
+            v[n++] = i;
+        if (!end)
             break;
-        p = comma + 1;
-        if (!*p) {
-            errprintf (err, "id set '%s' ends with a comma", text);
-            goto fail;
-        }
+        p = end + 1;
     }
-    int *s = sorted_unique (v ? v : (int[]){0}, &n);
-    free (v);
-    if (!s)
-        return errprintf (err, "out of memory parsing an id set");
-    *ids = s;
-    *count = n;
+    *count = sort_unique (v, (int)n);
+    *ids = v;
     return 0;
-fail:
-    free (v);
-    return -1;
+}
+
+/* Appends to a bounded buffer and counts what the full text needs. */
+struct sbuf {
+    char *buf;
+    size_t size;
+    size_t len;   /* length of the full text so far */
+};
+
+static void sb_printf (struct sbuf *b, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+static void sb_printf (struct sbuf *b, const char *fmt, ...)
+{
+    char tmp[64];
+    va_list ap;
+    va_start (ap, fmt);
+    int k = vsnprintf (tmp, sizeof (tmp), fmt, ap);
+    va_end (ap);
+    if (k < 0)
+        return;
+    for (int i = 0; i < k; i++, b->len++)
+        if (b->size && b->len < b->size - 1)
+            b->buf[b->len] = tmp[i];
+}
+
+static int sb_finish (struct sbuf *b)
+{
+    if (b->size)
+        b->buf[b->len < b->size ? b->len : b->size - 1] = '\0';
+    return (int)b->len;
 }
 
 int idset_format (const int *ids, int count, char *buf, size_t size)
 {
-    int n = count;
-    int *v = sorted_unique (ids, &n);
-    size_t len = 0;
-    if (size)
-        buf[0] = '\0';
-    if (!v)
-        return -1;
-    for (int i = 0; i < n;) {
+    struct sbuf b = { buf, size, 0 };
+    int *s = NULL;
+
+    if (count > 0) {
+        if (!(s = malloc ((size_t)count * sizeof (int))))
+            return -1;
+        memcpy (s, ids, (size_t)count * sizeof (int));
+        count = sort_unique (s, count);
+    }
+    for (int i = 0; i < count;) {
         int j = i;
-        while (j + 1 < n && v[j + 1] == v[j] + 1)
+        while (j + 1 < count && s[j + 1] == s[j] + 1)
             j++;
-        char item[32];
-        int k = j > i ? snprintf (item, sizeof (item), "%s%d-%d",
-                                  i ? "," : "", v[i], v[j])
-                      : snprintf (item, sizeof (item), "%s%d", i ? "," : "",
-                                  v[i]);
-        if (len + k < size)
-            memcpy (buf + len, item, k + 1);
-        else if (len < size)
-            buf[len] = '\0';
-        len += k;
+        sb_printf (&b, "%s%d", i ? "," : "", s[i]);
+        if (j > i)
+            sb_printf (&b, "-%d", s[j]);
         i = j + 1;
     }
-    free (v);
-    return (int) len;
+    free (s);
+    return sb_finish (&b);
 }
 
 int idset_hexmask (const int *ids, int count, char *buf, size_t size)
 {
-    int top = -1;
+    struct sbuf b = { buf, size, 0 };
+    int max = -1;
+
     for (int i = 0; i < count; i++)
-        if (ids[i] > top)
-            top = ids[i];
-    int ndigits = top < 0 ? 1 : top / 4 + 1;
-    size_t need = 2 + ndigits;
-    char *s = malloc (need + 1);
-    if (!s)
+        if (ids[i] > max)
+            max = ids[i];
+    /* One nibble per 4 ids, most significant first: works for any id size. */
+    int ndigits = max < 0 ? 1 : max / 4 + 1;
+    unsigned char *nib = calloc ((size_t)ndigits, 1);
+    if (!nib)
         return -1;
-    memcpy (s, "0x", 2);
-    for (int d = 0; d < ndigits; d++) {
-        int nib = 0, base = (ndigits - 1 - d) * 4;
-        for (int i = 0; i < count; i++)
-            if (ids[i] >= base && ids[i] < base + 4)
-                nib |= 1 << (ids[i] - base);
-        s[2 + d] = "0123456789abcdef"[nib];
-    }
-    s[need] = '\0';
-    if (size)
-        snprintf (buf, size, "%s", s);
-    free (s);
-    return (int) need;
+    for (int i = 0; i < count; i++)
+        if (ids[i] >= 0)
+            nib[ids[i] / 4] |= (unsigned char)(1u << (ids[i] % 4));
+    sb_printf (&b, "0x");
+    for (int d = ndigits - 1; d >= 0; d--)
+        sb_printf (&b, "%x", nib[d]);
+    free (nib);
+    return sb_finish (&b);
 }
