@@ -5,7 +5,7 @@ import sys
 
 out, inputs = sys.argv[1], sys.argv[2:]
 with open(out, "w") as f:
-    f.write("/* Generated from machines/*.cfg by machines/embed.py. */\n")
+    f.write("/* Generated from the machine files by machines/embed.py. */\n")
     f.write("#include <stddef.h>\n\n")
     f.write("struct embedded_machine { const char *name; const char *text; };\n\n")
     f.write("const struct embedded_machine berth_embedded_machines[] = {\n")
