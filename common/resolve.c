@@ -80,13 +80,14 @@ static int default_resolution (const struct target_axis *axis, int nodes,
         char checked[768] = "";
         size_t len = 0;
         for (int i = 0; i < axis->count && len < sizeof (checked); i++)
-            len += snprintf (checked + len, sizeof (checked) - len, "%s%s (%d)",
-                             i ? ", " : "", axis->targets[i].name,
+            len += snprintf (checked + len, sizeof (checked) - len,
+                             "%s%s: %d nodes", i ? ", " : "",
+                             axis->targets[i].name,
                              target_clamp (&axis->targets[i], nodes));
         return errprintf_code (err, "invalid_request",
                                "no %s can run a job of %d nodes on at least %d "
-                               "nodes (checked %s nodes); lower "
-                               "min_nodes_allowed", axis->name, nodes,
+                               "nodes (checked %s); lower min_nodes_allowed "
+                               "or change the node count", axis->name, nodes,
                                min_nodes_allowed, checked);
     }
     out->target = &axis->targets[pick];
@@ -220,7 +221,7 @@ static char *target_nowhere (const struct machine_targets *t, bool pbs,
         free (q);
     } else if (t->partition.count + t->qos.count == 0) {
         rc = asprintf (&reason, "scheduler target '%s' matches nothing: this "
-                       "machine defines no partitions or qos", name);
+                       "machine defines no targets", name);
     } else {
         char *p = target_axis_names (&t->partition);
         char *q = target_axis_names (&t->qos);
