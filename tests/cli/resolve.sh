@@ -12,6 +12,10 @@ summary() {
         END { print "" }'
 }
 reason() { "$BERTH" resolve "$@" | sed -n 's/^reason  *//p'; }
+json_keys() {
+    "$BERTH" resolve --json "$@" |
+        python3 -c 'import json, sys; print(*sorted(json.load(sys.stdin)))'
+}
 
 # One JSON field (python3 is a build dependency already).
 json_field() {
@@ -22,78 +26,76 @@ v = json.load(sys.stdin)[sys.argv[1]]
 print("null" if v is None else str(v).lower() if isinstance(v, bool) else v)' "$key"
 }
 
-S="summary --machine"
-
 # ---- the brief's examples ----
 expect_out "aurora 200" \
     "queue=capacity max_wallclock=168:00:00 effective_nodes=16 adjustment=decrease wall_time=(none) honored=yes" \
-    $S aurora --nodes 200
+    summary --machine aurora --nodes 200
 expect_out "aurora 200, at least 32" \
     "queue=prod max_wallclock=12:00:00 effective_nodes=256 adjustment=increase wall_time=(none) honored=yes" \
-    $S aurora --nodes 200 --min-nodes-allowed 32
+    summary --machine aurora --nodes 200 --min-nodes-allowed 32
 expect_fail "aurora 8, at least 1024" 1 "no queue can run a job of 8 nodes on at least 1024 nodes" \
     "$BERTH" resolve --machine aurora --nodes 8 --min-nodes-allowed 1024
 expect_out "compy 500" \
     "partition=slurm qos=regular max_wallclock=36:00:00 effective_nodes=440 adjustment=decrease wall_time=(none) honored=yes" \
-    $S compy --nodes 500
+    summary --machine compy --nodes 500
 expect_out "pm-gpu 4000" \
     "partition=(none) qos=regular max_wallclock=48:00:00 effective_nodes=3072 adjustment=decrease wall_time=(none) honored=yes" \
-    $S pm-gpu --nodes 4000
+    summary --machine pm-gpu --nodes 4000
 for n in 8:02 90:02 91:02 92:06 100:06 183:06 184:12 200:12 9472:12; do
     expect_out "frontier ${n%%:*} nodes" \
         "partition=batch qos=normal max_wallclock=${n##*:}:00:00 effective_nodes=${n%%:*} adjustment=exact wall_time=(none) honored=yes" \
-        $S frontier --nodes "${n%%:*}"
+        summary --machine frontier --nodes "${n%%:*}"
 done
 expect_out "pm-cpu qos debug 16" \
     "partition=(none) qos=debug max_wallclock=00:30:00 effective_nodes=8 adjustment=decrease wall_time=(none) honored=yes" \
-    $S pm-cpu --nodes 16 --qos debug
+    summary --machine pm-cpu --nodes 16 --qos debug
 expect_out "frontier debug 1h" \
     "partition=batch qos=debug max_wallclock=02:00:00 effective_nodes=100 adjustment=exact wall_time=01:00:00 honored=yes" \
-    $S frontier --nodes 100 --scheduler-target debug --wall-time 01:00:00
+    summary --machine frontier --nodes 100 --scheduler-target debug --wall-time 01:00:00
 expect_out "frontier debug 3h" \
     "partition=batch qos=normal max_wallclock=06:00:00 effective_nodes=100 adjustment=exact wall_time=03:00:00 honored=no" \
-    $S frontier --nodes 100 --scheduler-target debug --wall-time 03:00:00
+    summary --machine frontier --nodes 100 --scheduler-target debug --wall-time 03:00:00
 expect_out "frontier debug 3h: reason" \
     "qos 'debug' allows at most 02:00:00 on 100 nodes but 03:00:00 was requested" \
     reason --machine frontier --nodes 100 --scheduler-target debug --wall-time 03:00:00
 expect_out "chrysalis debug" \
     "partition=debug qos=(none) max_wallclock=168:00:00 effective_nodes=4 adjustment=exact wall_time=(none) honored=yes" \
-    $S chrysalis --nodes 4 --scheduler-target debug
+    summary --machine chrysalis --nodes 4 --scheduler-target debug
 
 # ---- edges of the shipped targets ----
 expect_out "pm-cpu debug 8" \
     "partition=(none) qos=debug max_wallclock=00:30:00 effective_nodes=8 adjustment=exact wall_time=00:30:00 honored=yes" \
-    $S pm-cpu --nodes 8 --qos debug --wall-time 00:30:00
+    summary --machine pm-cpu --nodes 8 --qos debug --wall-time 00:30:00
 expect_out "pm-cpu debug 00:30:01" \
     "partition=(none) qos=regular max_wallclock=48:00:00 effective_nodes=8 adjustment=exact wall_time=00:30:01 honored=no" \
-    $S pm-cpu --nodes 8 --qos debug --wall-time 00:30:01
+    summary --machine pm-cpu --nodes 8 --qos debug --wall-time 00:30:01
 expect_out "frontier extended 65" \
     "partition=extended qos=normal max_wallclock=24:00:00 effective_nodes=64 adjustment=decrease wall_time=(none) honored=yes" \
-    $S frontier --nodes 65 --partition extended
+    summary --machine frontier --nodes 65 --partition extended
 expect_out "frontier 9473" \
     "partition=batch qos=normal max_wallclock=12:00:00 effective_nodes=9472 adjustment=decrease wall_time=(none) honored=yes" \
-    $S frontier --nodes 9473
+    summary --machine frontier --nodes 9473
 expect_out "chrysalis debug 11" \
     "partition=debug qos=(none) max_wallclock=168:00:00 effective_nodes=10 adjustment=decrease wall_time=(none) honored=yes" \
-    $S chrysalis --nodes 11 --partition debug
+    summary --machine chrysalis --nodes 11 --partition debug
 expect_out "compy short 02:00:01" \
     "partition=slurm qos=regular max_wallclock=36:00:00 effective_nodes=50 adjustment=exact wall_time=02:00:01 honored=no" \
-    $S compy --nodes 50 --partition short --wall-time 02:00:01
+    summary --machine compy --nodes 50 --partition short --wall-time 02:00:01
 expect_out "aurora 17 (the gap)" \
     "queue=capacity max_wallclock=168:00:00 effective_nodes=16 adjustment=decrease wall_time=(none) honored=yes" \
-    $S aurora --nodes 17
+    summary --machine aurora --nodes 17
 expect_out "aurora 255 at least 17" \
     "queue=prod max_wallclock=12:00:00 effective_nodes=256 adjustment=increase wall_time=(none) honored=yes" \
-    $S aurora --nodes 255 --min-nodes-allowed 17
+    summary --machine aurora --nodes 255 --min-nodes-allowed 17
 expect_out "aurora debug 3" \
     "queue=debug max_wallclock=01:00:00 effective_nodes=2 adjustment=decrease wall_time=(none) honored=yes" \
-    $S aurora --nodes 3 --scheduler-target debug
+    summary --machine aurora --nodes 3 --scheduler-target debug
 expect_out "polaris 513, capped wall time" \
     "queue=prod max_wallclock=24:00:00 effective_nodes=512 adjustment=decrease wall_time=24:00:00 honored=yes" \
-    $S polaris --nodes 513 --wall-time 30:00:00
+    summary --machine polaris --nodes 513 --wall-time 30:00:00
 expect_out "improv: no queues, requests ignored" \
     "queue=(none) max_wallclock=(none) effective_nodes=3 adjustment=exact wall_time=(none) honored=yes" \
-    $S improv --nodes 3 --queue debug --partition debug
+    summary --machine improv --nodes 3 --queue debug --partition debug
 
 # ---- scheduler_target on every machine ----
 for c in pm-cpu:qos=debug pm-gpu:qos=debug frontier:qos=debug chrysalis:partition=debug \
@@ -127,7 +129,7 @@ expect_out "unknown constraint" \
     reason --machine pm-cpu --nodes 4 --constraint gpu
 expect_out "placeholders are no request" \
     "partition=batch qos=normal max_wallclock=02:00:00 effective_nodes=4 adjustment=exact wall_time=(none) honored=yes" \
-    $S frontier --nodes 4 --partition '<<<partition>>>' --qos '  ' --scheduler-target '' \
+    summary --machine frontier --nodes 4 --partition '<<<partition>>>' --qos '  ' --scheduler-target '' \
     --wall-time '<<<wall>>>' --constraint '<<<c>>>'
 expect_out "queue ignored on slurm" "true" \
     json_field honored --machine frontier --nodes 4 --queue anything
@@ -139,15 +141,16 @@ expect_out "json gpus_per_node, gnu" "0" \
     json_field gpus_per_node --machine pm-gpu --compiler gnu --nodes 1
 expect_out "json keys, slurm" \
     "adjustment constraint effective_nodes gpus_per_node honored machine max_wallclock partition qos reason requested_nodes scheduler wall_time" \
-    bash -c '"$0" resolve --json --machine frontier --nodes 4 | python3 -c "import json,sys; print(*sorted(json.load(sys.stdin)))"' "$BERTH"
+    json_keys --machine frontier --nodes 4
 expect_out "json keys, pbs" \
     "adjustment constraint effective_nodes filesystems gpus_per_node honored machine max_wallclock queue reason requested_nodes scheduler wall_time" \
-    bash -c '"$0" resolve --json --machine polaris --nodes 4 | python3 -c "import json,sys; print(*sorted(json.load(sys.stdin)))"' "$BERTH"
+    json_keys --machine polaris --nodes 4
 expect_out "user config overlay" \
     "partition=(none) qos=debug max_wallclock=01:00:00 effective_nodes=2 adjustment=exact wall_time=00:45:00 honored=yes" \
-    $S pm-cpu --config "$data/debug-longer.cfg" --nodes 2 --qos debug --wall-time 00:45:00
+    summary --machine pm-cpu --config "$data/debug-longer.cfg" --nodes 2 --qos debug --wall-time 00:45:00
 
 # ---- --script ----
+pbs_lines() { "$BERTH" resolve "$@" | grep -E '^#PBS -(q|l (select|walltime))'; }
 expect_out "script, frontier" \
 "#SBATCH --account=cli115
 #SBATCH --partition=batch
@@ -165,7 +168,7 @@ expect_out "script, pm-cpu" \
 expect_out "script, polaris queue and select" "#PBS -q debug
 #PBS -l select=2
 #PBS -l walltime=01:00:00" \
-    bash -c '"$0" resolve --machine polaris --nodes 2 --queue debug --script | grep -E "^#PBS -(q|l (select|walltime))"' "$BERTH"
+    pbs_lines --machine polaris --nodes 2 --queue debug --script
 expect_fail "script notes a denial" 0 "not honored: qos 'debug' allows at most" \
     "$BERTH" resolve --machine frontier --nodes 100 --qos debug --wall-time 03:00:00 --script
 
