@@ -1,8 +1,95 @@
-/* berth machine: not written yet. */
+/* berth machine: what a machine is (effective options, per-node figures,
+ * account defaults, scheduler targets) and, with --allocation, what the
+ * allocation this process stands in holds. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
 #include "commands.h"
+#include "machine.h"
+#include "machine_view.h"
+
+static void usage (FILE *f)
+{
+    fprintf (f,
+"Usage: berth machine [--machine NAME] [--config FILE]... [--compiler C]\n"
+"                     [--allocation] [--json]\n"
+"Describe a machine: which one was chosen and why, its effective [parallel]\n"
+"options, per-node cores, GPUs and memory, account defaults and scheduler\n"
+"targets. With --allocation, the live allocation instead: system, job id, how\n"
+"liveness was established, nodes, cores, GPUs, memory, placement support.\n"
+"  --json        print one JSON object\n"
+"  -h, --help    this text\n");
+}
+
+enum { OPT_JSON = 256, OPT_ALLOCATION };
+
+static const struct option options[] = {
+    MACHINE_OPTIONS,
+    { "json", no_argument, NULL, OPT_JSON },
+    { "allocation", no_argument, NULL, OPT_ALLOCATION },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
 
 int cmd_machine (int argc, char **argv)
 {
-    (void) argc;
-    return cli_fail (1, "machine", "not implemented yet (%s)", argv[0]);
+    struct machine_args ma = { 0 };
+    bool json = false, allocation = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, "+h", options, NULL)) != -1) {
+        if (machine_args_option (&ma, c, optarg))
+            continue;
+        switch (c) {
+        case OPT_JSON: json = true; break;
+        case OPT_ALLOCATION: allocation = true; break;
+        case 'h': usage (stdout); return 0;
+        default:
+            return cli_fail (2, "machine", "unknown or incomplete option '%s' (see --help)",
+                             argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail (2, "machine", "unexpected argument '%s' (see --help)", argv[optind]);
+
+    berth_error_t err = { 0 };
+    struct machine *m = NULL;
+    json_t *view = NULL;
+    int rc = 1;
+    if (machine_args_load (&ma, &m, &err) < 0)
+        goto error;
+    if (allocation) {
+        int status = machine_view_allocation (m, &view, &err);
+        if (status != 0) {
+            rc = status;
+            goto error;
+        }
+    }
+    else if (!(view = machine_view_json (m, &err)))
+        goto error;
+    if (json)
+        cli_print_json (view);
+    else if (allocation)
+        machine_view_print_allocation (view, stdout);
+    else
+        machine_view_print (view, stdout);
+    rc = 0;
+    goto done;
+error:
+    if (json) {
+        json_t *o = json_pack ("{s:{s:s s:s}}", "error", "code",
+                               err.code ? err.code : "error", "message", err.text);
+        cli_print_json (o);
+        json_decref (o);
+    }
+    cli_fail (rc, "machine", "%s", err.text);
+done:
+    json_decref (view);
+    machine_destroy (m);
+    return rc;
 }

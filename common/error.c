@@ -44,8 +44,17 @@ int errprefix (berth_error_t *err, const char *fmt, ...)
         va_start (ap, fmt);
         vsnprintf (prefix, sizeof (prefix), fmt, ap);
         va_end (ap);
+        /* prefix + old text, truncated to fit (kept explicit: gcc warns
+         * about truncation through snprintf's "%s%s") */
+        size_t plen = strlen (prefix), room = sizeof (err->text) - 1;
         memcpy (old, err->text, sizeof (old));
-        snprintf (err->text, sizeof (err->text), "%s%s", prefix, old);
+        old[sizeof (old) - 1] = '\0';
+        if (plen > room)
+            plen = room;
+        size_t olen = strnlen (old, room - plen);
+        memcpy (err->text, prefix, plen);
+        memcpy (err->text + plen, old, olen);
+        err->text[plen + olen] = '\0';
         if (!err->code)
             err->code = "error";
     }

@@ -1,1 +1,365 @@
-/* hostlist: not written yet */
+/* Slurm host-list grammar, expanded and compressed in-process. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+
+#define MAX_DIGITS 9 /* numbers fit in a long everywhere */
+
+struct names {
+    char **v;
+    int n, cap;
+};
+
+static void names_clear (struct names *s)
+{
+    hostlist_free (s->v, s->n);
+    s->v = NULL;
+    s->n = s->cap = 0;
+}
+
+static int names_push (struct names *s, const char *a, size_t alen,
+                       const char *b, size_t blen, berth_error_t *err)
+{
+    if (s->n >= HOSTLIST_MAX)
+        return errprintf (err, "host list expands to more than %d names",
+                          HOSTLIST_MAX);
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        char **v = realloc (s->v, cap * sizeof (char *));
+        if (!v)
+            return errprintf (err, "out of memory expanding a host list");
+        s->v = v;
+        s->cap = cap;
+    }
+    char *name = malloc (alen + blen + 1);
+    if (!name)
+        return errprintf (err, "out of memory expanding a host list");
+    memcpy (name, a, alen);
+    memcpy (name + alen, b, blen);
+    name[alen + blen] = '\0';
+    s->v[s->n++] = name;
+    return 0;
+}
+
+/* Digits of [s, e) as a number; error naming the item otherwise. */
+static int parse_number (const char *s, const char *e, const char *item,
+                         long *out, berth_error_t *err)
+{
+    if (s == e)
+        return errprintf (err, "host list item '%s': empty number in a range",
+                          item);
+    if (e - s > MAX_DIGITS)
+        return errprintf (err, "host list item '%s': number '%.*s' has more "
+                          "than %d digits", item, (int) (e - s), s, MAX_DIGITS);
+    long v = 0;
+    for (const char *p = s; p < e; p++) {
+        if (!isdigit ((unsigned char) *p))
+            return errprintf (err, "host list item '%s': '%.*s' in brackets "
+                              "is not a number or range", item, (int) (e - s),
+                              s);
+        v = v * 10 + (*p - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* Append every name of `rest` (brackets still to expand) prefixed by
+ * `done`. `item` is the whole item, for messages. */
+static int expand_rest (const char *done, size_t donelen, const char *rest,
+                        const char *item, struct names *out,
+                        berth_error_t *err)
+{
+    const char *open = strchr (rest, '[');
+    if (!open)
+        return names_push (out, done, donelen, rest, strlen (rest), err);
+    const char *close = strchr (open, ']');
+    size_t head = open - rest;
+    char *buf = malloc (donelen + head + MAX_DIGITS + 1);
+    if (!buf)
+        return errprintf (err, "out of memory expanding a host list");
+    memcpy (buf, done, donelen);
+    memcpy (buf + donelen, rest, head);
+    int rc = 0;
+    for (const char *r = open + 1; rc == 0 && r < close;) {
+        const char *end = memchr (r, ',', close - r);
+        if (!end)
+            end = close;
+        const char *dash = memchr (r, '-', end - r);
+        long lo, hi;
+        if (parse_number (r, dash ? dash : end, item, &lo, err) < 0
+            || (dash && parse_number (dash + 1, end, item, &hi, err) < 0)) {
+            rc = -1;
+            break;
+        }
+        if (!dash)
+            hi = lo;
+        if (hi < lo) {
+            rc = errprintf (err, "host list item '%s': range '%.*s' runs "
+                            "backwards", item, (int) (end - r), r);
+            break;
+        }
+        int width = (int) ((dash ? dash : end) - r);
+        for (long v = lo; rc == 0 && v <= hi; v++) {
+            int k = snprintf (buf + donelen + head, MAX_DIGITS + 1, "%0*ld",
+                              width, v);
+            rc = expand_rest (buf, donelen + head + k, close + 1, item, out,
+                              err);
+        }
+        if (*end == ',' && end + 1 == close)
+            rc = errprintf (err, "host list item '%s': empty range before "
+                            "']'", item);
+        r = end + 1;
+    }
+    free (buf);
+    return rc;
+}
+
+/* Check one top-level item's brackets and characters, then expand it. */
+static int expand_item (const char *item, struct names *out, berth_error_t *err)
+{
+    if (!*item)
+        return errprintf (err, "host list has an empty item (two commas in a "
+                          "row, or a comma at an end)");
+    int depth = 0;
+    for (const char *p = item; *p; p++) {
+        if (isspace ((unsigned char) *p))
+            return errprintf (err, "host list item '%s' contains white space",
+                              item);
+        if (*p == '[' && depth++)
+            return errprintf (err, "host list item '%s' has nested brackets",
+                              item);
+        if (*p == ']' && depth-- == 0)
+            return errprintf (err, "host list item '%s' has ']' without '['",
+                              item);
+        if (*p == '[' && p[1] == ']')
+            return errprintf (err, "host list item '%s' has empty brackets",
+                              item);
+    }
+    if (depth)
+        return errprintf (err, "host list item '%s' has '[' without ']'", item);
+    return expand_rest ("", 0, item, item, out, err);
+}
+
+int hostlist_expand (const char *text, char ***names, int *count,
+                     berth_error_t *err)
+{
+    struct names out = { 0 };
+    while (isspace ((unsigned char) *text))
+        text++;
+    size_t len = strlen (text);
+    while (len && isspace ((unsigned char) text[len - 1]))
+        len--;
+    if (len == 0)
+        return errprintf (err, "host list is empty");
+    char *copy = strndup (text, len);
+    if (!copy)
+        return errprintf (err, "out of memory expanding a host list");
+    /* Split at commas outside brackets. */
+    int depth = 0, rc = 0;
+    char *start = copy;
+    for (char *p = copy;; p++) {
+        if (*p == '[')
+            depth++;
+        else if (*p == ']')
+            depth--;
+        else if ((*p == ',' && depth == 0) || !*p) {
+            char c = *p;
+            *p = '\0';
+            if ((rc = expand_item (start, &out, err)) < 0 || !c)
+                break;
+            start = p + 1;
+        }
+    }
+    free (copy);
+    if (rc < 0) {
+        names_clear (&out);
+        return -1;
+    }
+    *names = out.v;
+    *count = out.n;
+    return 0;
+}
+
+void hostlist_free (char **names, int count)
+{
+    for (int i = 0; i < count; i++)
+        free (names[i]);
+    free (names);
+}
+
+/* One compressed group: prefix<number>suffix with a padding width (0: none). */
+struct group {
+    const char *name; /* first member, for prefix/suffix text */
+    int plen, slen;   /* prefix length; suffix length (at the name's end) */
+    int width;
+    long *nums;
+    int n;
+};
+
+/* Split name at its last digit run: returns 1 with the parts, 0 when the
+ * name has no usable number (it then stands alone). */
+static int split_name (const char *name, int *plen, int *slen, int *width,
+                       long *num)
+{
+    int len = (int) strlen (name), e = len;
+    while (e > 0 && !isdigit ((unsigned char) name[e - 1]))
+        e--;
+    int s = e;
+    while (s > 0 && isdigit ((unsigned char) name[s - 1]))
+        s--;
+    if (s == e || e - s > MAX_DIGITS)
+        return 0;
+    *plen = s;
+    *slen = len - e;
+    *width = (e - s > 1 && name[s] == '0') ? e - s : 0;
+    *num = strtol (name + s, NULL, 10);
+    return 1;
+}
+
+static int cmp_long (const void *a, const void *b)
+{
+    long x = *(const long *) a, y = *(const long *) b;
+    return (x > y) - (x < y);
+}
+
+/* Append text to a growing string; -1 on allocation failure. */
+static int append (char **s, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+static int append (char **s, size_t *len, size_t *cap, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start (ap, fmt);
+        int k = vsnprintf (*s ? *s + *len : NULL, *s ? *cap - *len : 0, fmt,
+                           ap);
+        va_end (ap);
+        if (*s && *len + k < *cap) {
+            *len += k;
+            return 0;
+        }
+        size_t ncap = (*cap + k + 1) * 2;
+        char *ns = realloc (*s, ncap);
+        if (!ns)
+            return -1;
+        *s = ns;
+        *cap = ncap;
+    }
+}
+
+static int format_group (const struct group *g, char **s, size_t *len,
+                         size_t *cap)
+{
+    const char *suffix = g->name + strlen (g->name) - g->slen;
+    qsort (g->nums, g->n, sizeof (long), cmp_long);
+    int uniq = 0;
+    for (int i = 0; i < g->n; i++)
+        if (uniq == 0 || g->nums[uniq - 1] != g->nums[i])
+            g->nums[uniq++] = g->nums[i];
+    if (append (s, len, cap, "%.*s%s", g->plen, g->name, uniq > 1 ? "[" : "")
+        < 0)
+        return -1;
+    for (int i = 0; i < uniq;) {
+        int j = i;
+        while (j + 1 < uniq && g->nums[j + 1] == g->nums[j] + 1)
+            j++;
+        if (append (s, len, cap, "%s%0*ld", i ? "," : "", g->width,
+                    g->nums[i]) < 0
+            || (j > i && append (s, len, cap, "-%0*ld", g->width, g->nums[j])
+                < 0))
+            return -1;
+        i = j + 1;
+    }
+    return append (s, len, cap, "%s%s", uniq > 1 ? "]" : "", suffix);
+}
+
+int hostlist_compress (const char *const *names, int count, char **text,
+                       berth_error_t *err)
+{
+    struct group *g = calloc (count ? count : 1, sizeof (*g));
+    long *nums = calloc (count ? count : 1, sizeof (long));
+    int ng = 0, rc = -1;
+    char *s = NULL;
+    size_t len = 0, cap = 0;
+    if (!g || !nums) {
+        errprintf (err, "out of memory compressing a host list");
+        goto done;
+    }
+    /* Each group's numbers sit in one slice of nums: count them first. */
+    int *of = calloc (count ? count : 1, sizeof (int));
+    if (!of) {
+        errprintf (err, "out of memory compressing a host list");
+        goto done;
+    }
+    for (int i = 0; i < count; i++) {
+        if (!*names[i] || strpbrk (names[i], "[], \t\n")) {
+            errprintf (err, "host name '%s' cannot be put in a host list "
+                       "(empty, or holds a bracket, comma or space)", names[i]);
+            free (of);
+            goto done;
+        }
+        int plen, slen, width;
+        long num;
+        int k = ng;
+        if (split_name (names[i], &plen, &slen, &width, &num)) {
+            for (k = 0; k < ng; k++)
+                if (g[k].n >= 0 && g[k].plen == plen && g[k].slen == slen
+                    && g[k].width == width
+                    && !strncmp (g[k].name, names[i], plen)
+                    && !strcmp (g[k].name + strlen (g[k].name) - slen,
+                                names[i] + strlen (names[i]) - slen))
+                    break;
+        } else {
+            /* A name without a number: one group of its own, repeats kept
+             * once. n = -1 marks it. */
+            for (k = 0; k < ng; k++)
+                if (g[k].n < 0 && !strcmp (g[k].name, names[i]))
+                    break;
+            if (k == ng)
+                g[ng++] = (struct group){ .name = names[i], .n = -1 };
+            of[i] = -1;
+            continue;
+        }
+        if (k == ng)
+            g[ng++] = (struct group){ .name = names[i], .plen = plen,
+                                      .slen = slen, .width = width };
+        of[i] = k;
+        g[k].n++;
+    }
+    /* Hand out slices, then fill them. */
+    int pos = 0;
+    for (int k = 0; k < ng; k++) {
+        g[k].nums = nums + pos;
+        pos += g[k].n > 0 ? g[k].n : 0;
+        if (g[k].n > 0)
+            g[k].n = 0;
+    }
+    for (int i = 0; i < count; i++) {
+        if (of[i] < 0)
+            continue;
+        int plen, slen, width;
+        long num;
+        split_name (names[i], &plen, &slen, &width, &num);
+        g[of[i]].nums[g[of[i]].n++] = num;
+    }
+    free (of);
+    for (int k = 0; k < ng; k++) {
+        if ((k && append (&s, &len, &cap, ",") < 0)
+            || (g[k].n < 0 ? append (&s, &len, &cap, "%s", g[k].name)
+                           : format_group (&g[k], &s, &len, &cap)) < 0) {
+            errprintf (err, "out of memory compressing a host list");
+            goto done;
+        }
+    }
+    *text = s ? s : strdup ("");
+    s = NULL;
+    rc = *text ? 0 : errprintf (err, "out of memory compressing a host list");
+done:
+    free (s);
+    free (g);
+    free (nums);
+    return rc;
+}

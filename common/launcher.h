@@ -55,4 +55,7 @@ bool launcher_output_is_pals (const char *text);
  * (the result is cached). */
 void launcher_detect (const struct machine *m, struct launcher_caps *caps);
 
+/* Forget the cached detection (tests; a process whose PATH changed). */
+void launcher_detect_forget (void);
+
 #endif

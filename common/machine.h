@@ -64,6 +64,37 @@ struct machine_options {
 int machine_load (const struct machine_options *opts, struct machine **mp,
                   berth_error_t *err);
 
+/* Facts about this host, for machines whose figures are detected (localhost
+ * and other single_node machines, the generic Slurm/PBS machines). */
+struct machine_facts {
+    int cores;                           /* usable physical cores, 0: unknown */
+    int gpus;
+    const char *gpu_visible_devices_var; /* static string, NULL: none */
+    int64_t memory_mb;                   /* credited, else total; -1: unknown */
+    char launcher[256];                  /* MPI launcher on PATH, "": none */
+};
+
+/* What machine selection looks at, so tests can inject it. A NULL member (or
+ * a NULL env) means the real thing: getenv(3), gethostname(2),
+ * machine_detect_facts. `detect` is called at most once per load, and only
+ * when a figure is needed. */
+struct machine_env {
+    const char *(*getenv) (void *arg, const char *name);
+    const char *hostname;
+    int (*detect) (void *arg, struct machine_facts *facts, berth_error_t *err);
+    void *arg;
+};
+
+/* machine_load with an injected environment (machine_load passes NULL). */
+int machine_load_env (const struct machine_options *opts,
+                      const struct machine_env *env, struct machine **mp,
+                      berth_error_t *err);
+
+/* The real detection: topology, memory and GPU modules, and the first of
+ * mpirun, mpiexec on PATH. */
+int machine_detect_facts (void *arg, struct machine_facts *facts,
+                          berth_error_t *err);
+
 void machine_destroy (struct machine *m);
 
 /* Names of the shipped machines (NULL-terminated, static). */

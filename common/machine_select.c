@@ -1,1 +1,421 @@
-/* machine_select: not written yet */
+/* Which machine to load when none is named, the generic machines built from
+ * a Slurm or PBS job's environment, and the figures detected on this host.
+ * Everything the choice depends on comes through struct machine_env so tests
+ * can feed it. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpus.h"
+#include "machine.h"
+#include "machine_private.h"
+#include "memory.h"
+#include "topology.h"
+
+struct select_ctx {
+    const struct machine_env *env;
+    const char *dir; /* BERTH_MACHINES_DIR */
+    struct machine_facts facts;
+    bool have_facts;
+};
+
+static const char *ctx_getenv (struct select_ctx *c, const char *name)
+{
+    const char *v = c->env->getenv ? c->env->getenv (c->env->arg, name)
+                                   : getenv (name);
+    return v && *v ? v : NULL;
+}
+
+static int ctx_facts (struct select_ctx *c, const struct machine_facts **f,
+                      berth_error_t *err)
+{
+    if (!c->have_facts) {
+        memset (&c->facts, 0, sizeof (c->facts));
+        c->facts.memory_mb = -1;
+        int rc = c->env->detect ? c->env->detect (c->env->arg, &c->facts, err)
+                                : machine_detect_facts (NULL, &c->facts, err);
+        if (rc < 0)
+            return -1;
+        c->have_facts = true;
+    }
+    *f = &c->facts;
+    return 0;
+}
+
+/* The integer that the digits at the start of s spell ("64(x2),32" gives
+ * 64), or -1 when s does not start with a digit or overflows. */
+static long long leading_int (const char *s)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    long long x = strtoll (s, NULL, 10);
+    return errno ? -1 : x;
+}
+
+/* s as a whole non-negative integer, else -1. */
+static long long whole_int (const char *s)
+{
+    return s && strspn (s, "0123456789") == strlen (s) ? leading_int (s) : -1;
+}
+
+static int set_num (struct machine *m, const char *key, long long x,
+                    const char *origin, berth_error_t *err)
+{
+    char buf[32];
+    snprintf (buf, sizeof (buf), "%lld", x);
+    return machine_effective_set (m, key, buf, origin, err);
+}
+
+/* localhost (and any single_node machine): fill what the files left empty
+ * from this host, marked "detected" so `berth machine` shows where it came
+ * from. */
+static int fill_detected (struct select_ctx *c, struct machine *m,
+                          berth_error_t *err)
+{
+    static const char *const keys[] = {
+        "parallel_executable", "cores_per_node", "gpus_per_node",
+        "memory_per_node", "max_mpi_tasks_per_node",
+    };
+    const char *v;
+    const struct machine_facts *f;
+    bool need = false;
+    for (size_t i = 0; i < sizeof (keys) / sizeof (keys[0]); i++) {
+        if (machine_effective_get (m, keys[i], &v, err) < 0)
+            return -1;
+        need |= !v;
+    }
+    if (!need)
+        return 0;
+    if (ctx_facts (c, &f, err) < 0)
+        return errprefix (err, "machine %s: detecting this host: ", m->name);
+
+    if (machine_effective_get (m, "parallel_executable", &v, err) < 0
+        || (!v && machine_effective_set (m, "parallel_executable",
+                                         f->launcher[0] ? f->launcher
+                                                        : "mpirun",
+                                         "detected", err) < 0))
+        return -1;
+    if (machine_effective_get (m, "cores_per_node", &v, err) < 0
+        || (!v && f->cores > 0
+            && set_num (m, "cores_per_node", f->cores, "detected", err) < 0))
+        return -1;
+    if (machine_effective_get (m, "gpus_per_node", &v, err) < 0)
+        return -1;
+    if (!v) {
+        if (set_num (m, "gpus_per_node", f->gpus, "detected", err) < 0)
+            return -1;
+        if (f->gpus > 0 && f->gpu_visible_devices_var
+            && (machine_effective_get (m, "gpu_visible_devices_var", &v, err)
+                    < 0
+                || (!v && machine_effective_set (m, "gpu_visible_devices_var",
+                                                 f->gpu_visible_devices_var,
+                                                 "detected", err) < 0)))
+            return -1;
+    }
+    if (machine_effective_get (m, "memory_per_node", &v, err) < 0
+        || (!v && f->memory_mb > 0
+            && set_num (m, "memory_per_node", f->memory_mb, "detected", err)
+                   < 0))
+        return -1;
+    /* One task per core: the cores figure in force, given or detected. */
+    const char *cores;
+    if (machine_effective_get (m, "max_mpi_tasks_per_node", &v, err) < 0
+        || machine_effective_get (m, "cores_per_node", &cores, err) < 0
+        || (!v && cores && machine_effective_set (m, "max_mpi_tasks_per_node",
+                                                  cores, "detected", err) < 0))
+        return -1;
+    return 0;
+}
+
+static int finish (struct select_ctx *c, struct machine *m,
+                   const char *compiler, berth_error_t *err)
+{
+    const char *system;
+    if (machine_set_compiler (m, compiler, err) < 0
+        || machine_effective_get (m, "system", &system, err) < 0)
+        return -1;
+    if (system && strcmp (system, "single_node") == 0
+        && fill_detected (c, m, err) < 0)
+        return -1;
+    return machine_parse_parallel (m, err);
+}
+
+/* The generic machine for a Slurm job: srun, and the figures the job's
+ * environment gives, this host's where it gives none. No targets. */
+static int build_slurm (struct select_ctx *c, struct machine *m,
+                        berth_error_t *err)
+{
+    static const char origin[] = "generic slurm machine";
+    const struct machine_facts *f;
+    const char *src = "SLURM_JOB_CPUS_PER_NODE";
+    long long cores = leading_int (ctx_getenv (c, src));
+    if (cores <= 0)
+        cores = leading_int (ctx_getenv (c, src = "SLURM_CPUS_ON_NODE"));
+    if (cores <= 0) {
+        if (ctx_facts (c, &f, err) < 0)
+            return -1;
+        cores = f->cores;
+        src = "detected";
+    }
+    const char *msrc = "SLURM_MEM_PER_NODE";
+    long long mem = whole_int (ctx_getenv (c, msrc));
+    if (mem <= 0) {
+        if (ctx_facts (c, &f, err) < 0)
+            return -1;
+        mem = f->memory_mb;
+        msrc = "detected";
+    }
+    const char *gsrc = "SLURM_GPUS_ON_NODE";
+    long long gpus = whole_int (ctx_getenv (c, gsrc));
+    if (gpus < 0 && ctx_getenv (c, "SLURM_JOB_GPUS")) {
+        char **items;
+        int n;
+        if (machine_split_list (ctx_getenv (c, "SLURM_JOB_GPUS"), &items, &n,
+                                err) < 0)
+            return -1;
+        machine_free_list (items);
+        gpus = n;
+        gsrc = "SLURM_JOB_GPUS";
+    }
+    if (gpus < 0) {
+        gpus = 0;
+        gsrc = origin;
+    }
+    if (config_set (m->cfg, "parallel", "system", "slurm", origin, err) < 0
+        || config_set (m->cfg, "parallel", "parallel_executable", "srun",
+                       origin, err) < 0
+        || (cores > 0 && (set_num (m, "cores_per_node", cores, src, err) < 0
+                          || set_num (m, "max_mpi_tasks_per_node", cores, src,
+                                      err) < 0))
+        || (mem > 0 && set_num (m, "memory_per_node", mem, msrc, err) < 0)
+        || set_num (m, "gpus_per_node", gpus, gsrc, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* The generic machine for a PBS job: mpiexec, and this host's figures. */
+static int build_pbs (struct select_ctx *c, struct machine *m,
+                      berth_error_t *err)
+{
+    static const char origin[] = "generic pbs machine";
+    const struct machine_facts *f;
+    if (ctx_facts (c, &f, err) < 0
+        || config_set (m->cfg, "parallel", "system", "pbs", origin, err) < 0
+        || config_set (m->cfg, "parallel", "parallel_executable", "mpiexec",
+                       origin, err) < 0
+        || (f->cores > 0
+            && (set_num (m, "cores_per_node", f->cores, "detected", err) < 0
+                || set_num (m, "max_mpi_tasks_per_node", f->cores, "detected",
+                            err) < 0))
+        || (f->memory_mb > 0
+            && set_num (m, "memory_per_node", f->memory_mb, "detected", err)
+                   < 0)
+        || set_num (m, "gpus_per_node", f->gpus, "detected", err) < 0
+        || (f->gpus > 0 && f->gpu_visible_devices_var
+            && config_set (m->cfg, "parallel", "gpu_visible_devices_var",
+                           f->gpu_visible_devices_var, "detected", err) < 0))
+        return -1;
+    return 0;
+}
+
+/* The first shipped machine whose [discovery] hostnames match host (or its
+ * short name). *name is NULL when none does. */
+static int discover (struct select_ctx *c, const char *host,
+                     const char **name, char *why, size_t whysize,
+                     berth_error_t *err)
+{
+    char shorthost[256];
+    snprintf (shorthost, sizeof (shorthost), "%.*s",
+              (int)strcspn (host, "."), host);
+    *name = NULL;
+    for (const char *const *n = machine_shipped_names (); *n && !*name; n++) {
+        struct config *cfg = config_create ();
+        const char *globs;
+        char **items = NULL;
+        int count = 0;
+        bool found;
+        if (!cfg)
+            return errprintf (err, "out of memory");
+        if (machine_layer_named (cfg, *n, c->dir, &found, err) < 0
+            || config_get (cfg, "discovery", "hostnames", &globs, err) < 0
+            || machine_split_list (globs, &items, &count, err) < 0) {
+            config_destroy (cfg);
+            return -1;
+        }
+        for (int i = 0; i < count && !*name; i++) {
+            if (fnmatch (items[i], host, 0) == 0
+                || fnmatch (items[i], shorthost, 0) == 0) {
+                *name = *n;
+                snprintf (why, whysize, "host %s matches %s [discovery] "
+                          "hostnames (%s)", host, *n, items[i]);
+            }
+        }
+        machine_free_list (items);
+        config_destroy (cfg);
+    }
+    return 0;
+}
+
+static int load_env (struct select_ctx *c, const struct machine_options *o,
+                     struct machine **mp, berth_error_t *err)
+{
+    const char *const *configs = o->configs;
+    bool named = o->name || (configs && configs[0]);
+    char why[512], derived[256], hostbuf[256];
+    const char *name = o->name, *v, *host = c->env->hostname;
+    enum { NAMED, SLURM, PBS } kind = NAMED;
+
+    if (named && !name) {
+        /* --config alone: a machine named after its (first) file. */
+        const char *base = strrchr (configs[0], '/');
+        base = base ? base + 1 : configs[0];
+        size_t len = strlen (base);
+        if (len > 4 && strcmp (base + len - 4, ".cfg") == 0)
+            len -= 4;
+        snprintf (derived, sizeof (derived), "%.*s", (int)len, base);
+        name = derived;
+        snprintf (why, sizeof (why), "--config %s", configs[0]);
+    }
+    else if (named)
+        snprintf (why, sizeof (why), "--machine %s%s%s", name,
+                  configs && configs[0] ? " with --config " : "",
+                  configs && configs[0] ? configs[0] : "");
+    else if ((v = ctx_getenv (c, "BERTH_MACHINE"))) {
+        name = v;
+        snprintf (why, sizeof (why), "BERTH_MACHINE=%s", v);
+    }
+    else {
+        if (!host) {
+            if (gethostname (hostbuf, sizeof (hostbuf)) < 0)
+                hostbuf[0] = '\0';
+            hostbuf[sizeof (hostbuf) - 1] = '\0';
+            host = hostbuf;
+        }
+        if (*host && discover (c, host, &name, why, sizeof (why), err) < 0)
+            return -1;
+        if (name)
+            ;
+        else if ((v = ctx_getenv (c, "SLURM_JOB_ID"))) {
+            kind = SLURM;
+            name = "slurm";
+            snprintf (why, sizeof (why), "inside Slurm job %s: generic slurm "
+                      "machine", v);
+        }
+        else if ((v = ctx_getenv (c, "PBS_JOBID"))) {
+            kind = PBS;
+            name = "pbs";
+            snprintf (why, sizeof (why), "inside PBS job %s: generic pbs "
+                      "machine", v);
+        }
+        else {
+            name = "localhost";
+            snprintf (why, sizeof (why), "no machine named: localhost "
+                      "default");
+        }
+    }
+
+    struct machine *m = machine_new (name, why, c->dir, err);
+    bool found = true;
+    if (!m)
+        return -1;
+    int rc = 0;
+    if (kind == SLURM)
+        rc = build_slurm (c, m, err);
+    else if (kind == PBS)
+        rc = build_pbs (c, m, err);
+    else if (o->name || !named) /* not for --config alone */
+        rc = machine_layer_named (m->cfg, name, c->dir, &found, err);
+    if (rc < 0)
+        goto fail;
+    if (!found) {
+        machine_unknown_error (name, err);
+        goto fail;
+    }
+    for (size_t i = 0; configs && configs[i]; i++)
+        if (config_load_file (m->cfg, configs[i], err) < 0)
+            goto fail;
+    if (finish (c, m, o->compiler, err) < 0)
+        goto fail;
+    *mp = m;
+    return 0;
+fail:
+    machine_destroy (m);
+    return -1;
+}
+
+int machine_load_env (const struct machine_options *opts,
+                      const struct machine_env *env, struct machine **mp,
+                      berth_error_t *err)
+{
+    static const struct machine_env real;
+    static const struct machine_options none;
+    struct select_ctx c = { .env = env ? env : &real };
+    c.dir = ctx_getenv (&c, "BERTH_MACHINES_DIR");
+    return load_env (&c, opts ? opts : &none, mp, err);
+}
+
+int machine_load (const struct machine_options *opts, struct machine **mp,
+                  berth_error_t *err)
+{
+    return machine_load_env (opts, NULL, mp, err);
+}
+
+/* The first of mpirun, mpiexec that PATH holds as an executable file. */
+static void find_launcher (char *out, size_t size)
+{
+    static const char *const names[] = { "mpirun", "mpiexec" };
+    const char *path = getenv ("PATH");
+    out[0] = '\0';
+    for (size_t i = 0; path && i < sizeof (names) / sizeof (names[0]); i++) {
+        for (const char *p = path; *p;) {
+            size_t len = strcspn (p, ":");
+            char file[4096];
+            struct stat st;
+            snprintf (file, sizeof (file), "%.*s/%s", (int)len, p, names[i]);
+            if (len && stat (file, &st) == 0 && S_ISREG (st.st_mode)
+                && access (file, X_OK) == 0) {
+                snprintf (out, size, "%s", names[i]);
+                return;
+            }
+            p += len + (p[len] == ':');
+        }
+    }
+}
+
+int machine_detect_facts (void *arg, struct machine_facts *f,
+                          berth_error_t *err)
+{
+    int *ids = NULL, *cores = NULL, nids = 0, ncores = 0;
+    struct memory_facts mf;
+    struct gpu_facts gf = { 0 };
+    (void)arg;
+
+    memset (f, 0, sizeof (*f));
+    f->memory_mb = -1;
+    if (topology_affinity_ids (&ids, &nids, err) < 0
+        || topology_physical_cores (NULL, ids, nids, &cores, &ncores, err)
+               < 0) {
+        free (ids);
+        return errprefix (err, "reading this host's cores: ");
+    }
+    free (ids);
+    free (cores);
+    f->cores = ncores;
+    if (memory_read_facts (NULL, NULL, &mf, err) < 0)
+        return errprefix (err, "reading this host's memory: ");
+    f->memory_mb = mf.credited_mb > 0 ? mf.credited_mb : mf.mem_total_mb;
+    if (gpus_detect (NULL, NULL, &gf, err) < 0)
+        return errprefix (err, "looking for this host's GPUs: ");
+    f->gpus = gf.count;
+    f->gpu_visible_devices_var = gf.count ? gpus_visible_devices_var (gf.vendor)
+                                          : NULL;
+    gpu_facts_free (&gf);
+    find_launcher (f->launcher, sizeof (f->launcher));
+    return 0;
+}

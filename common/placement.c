@@ -1,1 +1,141 @@
-/* placement: not written yet */
+/* Placements: checking their shape and splitting each node's cores among
+ * the tasks of a launch. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement.h"
+
+/* Index of the first repeated value in v[0..n), -1 when none (n is small:
+ * quadratic is fine). */
+static int find_repeat (const int *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (v[i] == v[j])
+                return i;
+    return -1;
+}
+
+int placement_validate (const struct placement *p, berth_error_t *err)
+{
+    if (!p || p->nnodes < 1 || !p->nodes)
+        return errprintf_code (err, "placement", "a placement needs at least one node");
+    for (int i = 0; i < p->nnodes; i++) {
+        const struct placement_node *n = &p->nodes[i];
+        if (!n->name || !n->name[0])
+            return errprintf_code (err, "placement",
+                                   "placement node %d has no name", i);
+        for (int j = 0; j < i; j++)
+            if (strcmp (p->nodes[j].name, n->name) == 0)
+                return errprintf_code (err, "placement",
+                                       "placement names node %s twice", n->name);
+        if (n->ncores < 1 || !n->cores)
+            return errprintf_code (err, "placement",
+                                   "placement node %s has no cores", n->name);
+        for (int j = 0; j < n->ncores; j++)
+            if (n->cores[j] < 0)
+                return errprintf_code (err, "placement",
+                                       "placement node %s: core id %d is negative",
+                                       n->name, n->cores[j]);
+        int r = find_repeat (n->cores, n->ncores);
+        if (r >= 0)
+            return errprintf_code (err, "placement",
+                                   "placement node %s lists core %d twice",
+                                   n->name, n->cores[r]);
+    }
+    if (p->gpus < 0)
+        return errprintf_code (err, "placement",
+                               "placement GPUs %d is negative", p->gpus);
+    if (p->gpu_ids || p->ngpu_ids) {
+        if (p->ngpu_ids != p->gpus || (p->ngpu_ids > 0 && !p->gpu_ids))
+            return errprintf_code (err, "placement",
+                                   "placement has %d GPUs but %d GPU ids; give one "
+                                   "id per GPU", p->gpus, p->ngpu_ids);
+        for (int i = 0; i < p->ngpu_ids; i++)
+            if (p->gpu_ids[i] < 0)
+                return errprintf_code (err, "placement",
+                                       "placement GPU id %d is negative",
+                                       p->gpu_ids[i]);
+        int r = find_repeat (p->gpu_ids, p->ngpu_ids);
+        if (r >= 0)
+            return errprintf_code (err, "placement",
+                                   "placement lists GPU id %d twice", p->gpu_ids[r]);
+    }
+    return 0;
+}
+
+int placement_split_cores (const struct placement *p, int ntasks,
+                           int cpus_per_task, enum split_layout layout,
+                           int ***task_cores, int *per_task, int **task_node,
+                           berth_error_t *err)
+{
+    if (!p || p->nnodes < 1)
+        return errprintf_code (err, "placement", "a placement needs at least one node");
+    if (ntasks < 1)
+        return errprintf_code (err, "placement",
+                               "cannot split cores among %d tasks", ntasks);
+    if (cpus_per_task < 0)
+        return errprintf_code (err, "placement",
+                               "cpus per task %d is negative", cpus_per_task);
+    int per = cpus_per_task > 0 ? cpus_per_task : 1;
+    int tpn = ntasks / p->nnodes + (ntasks % p->nnodes != 0);
+
+    /* tasks on node i: block fill takes tpn while any are left; balanced
+     * gives the remainder one each to the first nodes */
+    int *count = calloc ((size_t)p->nnodes, sizeof (int));
+    if (!count)
+        return errprintf_code (err, "placement", "out of memory splitting cores");
+    for (int i = 0, left = ntasks; i < p->nnodes; i++) {
+        int here = layout == SPLIT_BLOCK
+                       ? (left < tpn ? left : tpn)
+                       : ntasks / p->nnodes + (i < ntasks % p->nnodes);
+        count[i] = here;
+        left -= here;
+        if ((long)here * per > p->nodes[i].ncores) {
+            free (count);
+            return errprintf_code (err, "placement",
+                                   "placement node %s has %d cores, too few for "
+                                   "%d tasks x %d cpus per task = %ld",
+                                   p->nodes[i].name, p->nodes[i].ncores, here, per,
+                                   (long)here * per);
+        }
+    }
+    int **tc = malloc ((size_t)ntasks * sizeof (*tc));
+    int *ids = malloc ((size_t)ntasks * (size_t)per * sizeof (int));
+    int *tn = malloc ((size_t)ntasks * sizeof (int));
+    if (!tc || !ids || !tn) {
+        free (tc);
+        free (ids);
+        free (tn);
+        free (count);
+        return errprintf_code (err, "placement", "out of memory splitting cores");
+    }
+    for (int t = 0, node = 0, local = 0; t < ntasks; t++, local++) {
+        while (local >= count[node]) {
+            node++;
+            local = 0;
+        }
+        tc[t] = ids + (size_t)t * (size_t)per;
+        memcpy (tc[t], p->nodes[node].cores + (size_t)local * (size_t)per,
+                (size_t)per * sizeof (int));
+        tn[t] = node;
+    }
+    free (count);
+    *task_cores = tc;
+    *per_task = per;
+    *task_node = tn;
+    return 0;
+}
+
+void placement_free (struct placement *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->nnodes && p->nodes; i++) {
+        free (p->nodes[i].name);
+        free (p->nodes[i].cores);
+    }
+    free (p->nodes);
+    free (p->gpu_ids);
+    memset (p, 0, sizeof (*p));
+}

@@ -7,10 +7,11 @@
 #include "error.h"
 
 /* The physical cores among the given usable hardware-thread ids (as from
- * sched_getaffinity), each named by its lowest sibling id found in
+ * sched_getaffinity), each named by its lowest usable sibling id found in
  * <sysfs_root>/devices/system/cpu/cpu<N>/topology/thread_siblings_list
- * (sysfs_root NULL means "/sys"). An unreadable siblings file makes the id its
- * own core. Result sorted ascending; caller frees *cores. */
+ * (sysfs_root NULL means "/sys"); a sibling this process may not use never
+ * names a core, so every name can be bound to. An unreadable siblings file
+ * makes the id its own core. Result sorted ascending; caller frees *cores. */
 int topology_physical_cores (const char *sysfs_root, const int *usable_ids,
                              int nusable, int **cores, int *ncores,
                              berth_error_t *err);

@@ -1,0 +1,80 @@
+/* The batch allocation the tools run in (40-allocation.md): which system,
+ * whether it is alive, and what it holds. berthd discovers it once at start;
+ * a CLI view may too. This is the only code that talks to the scheduler, and
+ * it asks only when nothing local proves the allocation live. */
+#ifndef BERTH_ALLOCATION_H
+#define BERTH_ALLOCATION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "machine.h"
+
+struct allocation_node {
+    char *name;
+    int *core_ids;                /* usable core ids, ascending */
+    int ncores;
+    int gpus;                     /* GPU indices 0..gpus-1 */
+    int64_t memory_configured_mb; /* memory_per_node; -1 unknown */
+    int64_t memory_credited_mb;   /* what to account with; -1 unknown */
+};
+
+struct allocation {
+    char *machine;              /* machine name given to discover, or NULL */
+    enum berth_system system;   /* after any fallback to login */
+    char *job_id;               /* NULL outside a job */
+    /* "local proof: SLURMD_NODENAME", "local proof: host in node list",
+     * "local proof: cgroup job_<id>", "one query", or "none" (not checked:
+     * PBS, single_node, login). */
+    char *liveness;
+    struct allocation_node *nodes;
+    int nnodes;
+    int local_node;             /* index of this process's node; -1: none */
+    bool mpi_allowed;
+    char **warnings;            /* one line each, for stderr */
+    int nwarnings;
+};
+
+/* The edges discovery reads, injectable for tests. A NULL env, and every
+ * NULL / zero field, means the real thing. */
+struct allocation_env {
+    char *const *envp;        /* variables read; also the environment (and
+                               * PATH) of scheduler queries. NULL: environ */
+    const char *hostname;     /* NULL: gethostname(); only the short form
+                               * (up to the first dot) is used */
+    const char *user;         /* for `squeue -u`; NULL: getuid()'s name */
+    const char *sysfs_root;   /* NULL: /sys */
+    const char *proc_root;    /* NULL: /proc (self/cgroup, meminfo) */
+    const char *cgroup_root;  /* NULL: /sys/fs/cgroup */
+    const int *affinity_ids;  /* usable hardware threads; NULL:
+                               * sched_getaffinity */
+    int naffinity;
+    double query_timeout_s;   /* each scheduler query; <= 0: 20 s */
+    bool refuse_stale;        /* berthd: an allocation that is not live is an
+                               * error, not a fall back to login */
+};
+
+/* Select the system from par->system and the environment, check that a Slurm
+ * allocation is live, and find its nodes, usable core ids (from this node's
+ * topology, applied to every node: on homogeneous machines the local node is
+ * the best evidence; nodes get 0..n-1 when this process runs on none of
+ * them), GPUs and memory (configured vs credited). machine_name (may be
+ * NULL) is kept and used in messages. Error codes: "allocation_not_live" (only with refuse_stale;
+ * berthd exits 3), "scheduler_unreachable" (berthd exits 4), "error". */
+int allocation_discover (const struct machine_parallel *par,
+                         const char *machine_name,
+                         const struct allocation_env *env,
+                         struct allocation **out, berth_error_t *err);
+
+void allocation_destroy (struct allocation *a);
+
+/* The view of `berth machine --allocation --json`: machine, system, job_id,
+ * liveness, local_node, nodelist (compressed), nodes [{name, cores (id-set
+ * text), ncores, gpus, memory_configured_mb, memory_credited_mb}], totals
+ * {nodes, cores, gpus, memory_configured_mb, memory_credited_mb}, mpi_allowed,
+ * warnings. Unknown figures are null. NULL only when out of memory. */
+json_t *allocation_to_json (const struct allocation *a);
+
+#endif

@@ -1,0 +1,107 @@
+/* The allocation's ledger (50-daemon.md "Ledger"): per node the usable core
+ * ids, which are free, free GPU indices, credited and unbudgeted memory, and
+ * the leases that hold the rest. Pure logic: no I/O, no clock. */
+#ifndef BERTH_LEDGER_H
+#define BERTH_LEDGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "placement.h"
+#include "step.h"
+
+/* One node as the allocation gives it. */
+struct ledger_node_spec {
+    const char *name;
+    const int *cores;         /* usable core ids, any order, unique */
+    int ncores;               /* >= 1 */
+    int gpus;                 /* indices 0..gpus-1; 0..64 */
+    int64_t memory;           /* MB credited; -1: unknown */
+};
+
+/* Who fixes which node runs how many tasks of a spanning step. */
+enum ledger_layout {
+    LEDGER_CPU_BINDING,       /* the launcher: exact block layout per node */
+    LEDGER_SCHEDULER,         /* the scheduler: reserve ceil(n/nodes) each */
+};
+
+struct ledger_lease_node {
+    int node;                 /* index into the ledger's nodes */
+    int *cores;               /* ascending ids; on a spanning lease a prefix
+                                 of node 0's list */
+    int ncores;
+    int *gpus;                /* ascending indices, prefix likewise */
+    int ngpus;
+    int64_t memory;           /* MB charged here; 0 when not accounted */
+};
+
+struct ledger_lease {
+    uint64_t id;              /* "L<id>" */
+    struct ledger_lease_node *nodes;   /* placement order */
+    int nnodes;
+    struct step_shape shape;  /* what was asked (after cutting to fit) */
+    enum ledger_layout layout;
+};
+
+/* Read-only view of one node, for status. */
+struct ledger_node_info {
+    const char *name;
+    int cores, free_cores;
+    int gpus, free_gpus;
+    int64_t memory, unbudgeted;   /* -1 when unknown */
+    int leases;                   /* leases resident on the node */
+};
+
+struct ledger;
+
+/* Build the ledger. local_node: the daemon's own node (index), or -1 when it
+ * runs elsewhere (then local steps never fit). Errors name the node. */
+struct ledger *ledger_create (const struct ledger_node_spec *nodes,
+                              int nnodes, int local_node, berth_error_t *err);
+void ledger_destroy (struct ledger *l);
+
+/* The figures to cut steps against: nodes, the fewest usable cores and GPUs
+ * on any node, the least memory (-1 if any node's is unknown). mpi_allowed
+ * is the caller's to set. */
+void ledger_capacity (const struct ledger *l, struct step_capacity *cap);
+
+/* Place a step now. 0: granted, *id set. 1: does not fit now; why (may be
+ * NULL) says why in a user's words ("no 2 nodes with 128 free cores (best:
+ * 96, 32)"). -1: error (invalid shape, out of memory); nothing changed. */
+int ledger_acquire (struct ledger *l, const struct step_shape *shape,
+                    enum ledger_layout layout, uint64_t *id, char *why,
+                    size_t whysize, berth_error_t *err);
+
+/* Free a lease. An unknown or already released id is an error (code
+ * "not_found") and changes nothing. */
+int ledger_release (struct ledger *l, uint64_t id, berth_error_t *err);
+
+const struct ledger_lease *ledger_lease_find (const struct ledger *l,
+                                              uint64_t id);
+
+/* Leases in id order: *v is a new array of borrowed pointers (free it). */
+int ledger_leases (const struct ledger *l, const struct ledger_lease ***v,
+                   int *count, berth_error_t *err);
+
+int ledger_nnodes (const struct ledger *l);
+void ledger_node_info (const struct ledger *l, int node,
+                       struct ledger_node_info *info);
+
+/* A lease as a placement for rendering: node names and core ids per node,
+ * gpus the step's total, gpu_ids node 0's indices (every other node holds the
+ * same list or, in a block layout with fewer GPUs there, a prefix of it).
+ * Free with placement_free. */
+int ledger_lease_placement (const struct ledger *l,
+                            const struct ledger_lease *ls,
+                            struct placement *p, berth_error_t *err);
+
+/* "L42". */
+int ledger_lease_name (uint64_t id, char *buf, size_t size);
+
+/* Check that every id is free or held by exactly one lease, free counts,
+ * buckets and memory budgets add up. 0 when they do. */
+int ledger_check_invariants (const struct ledger *l, berth_error_t *err);
+
+#endif

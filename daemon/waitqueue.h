@@ -1,0 +1,93 @@
+/* Requests that do not fit yet wait here (50-daemon.md "Waiting"): arrival
+ * order, higher priority first, with backfill (a later request that fits now
+ * may start) bounded against starvation (once an entry has been overtaken N
+ * times or waited T seconds, nothing behind it may start until it does).
+ * Pure logic: time is a parameter, never read from a clock. */
+#ifndef BERTH_WAITQUEUE_H
+#define BERTH_WAITQUEUE_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "ledger.h"
+#include "step.h"
+
+struct waitqueue_config {
+    int max_overtakes;        /* N; 0: strict order, no backfill */
+    double max_wait;          /* T seconds; < 0: no time bound */
+};
+
+#define WAITQUEUE_DEFAULT_OVERTAKES 16
+#define WAITQUEUE_DEFAULT_MAX_WAIT 600.0
+
+struct waitqueue_request {
+    struct step_shape shape;  /* already cut to fit */
+    enum ledger_layout layout;
+    const char *label;        /* copied; may be NULL */
+    int priority;             /* higher first; ties by arrival */
+    double timeout;           /* seconds from now; < 0: waits for ever */
+    uint64_t owner;           /* the connection, for removal on disconnect */
+};
+
+/* A request that left the queue: granted (lease != 0) or timed out. */
+struct waitqueue_result {
+    uint64_t ticket, owner, lease;
+    double waited;            /* seconds */
+};
+
+/* A waiting request, for status: position is 1-based in queue order. */
+struct waitqueue_entry_info {
+    uint64_t ticket, owner;
+    int position;
+    const char *label;        /* NULL when none */
+    const struct step_shape *shape;
+    int priority;
+    double added;             /* the time it was added */
+    int overtaken;
+    const char *reason;       /* why it waits, in a user's words */
+};
+
+struct waitqueue;
+
+/* cfg NULL: the defaults above. The ledger is borrowed. */
+struct waitqueue *waitqueue_create (struct ledger *l,
+                                    const struct waitqueue_config *cfg,
+                                    berth_error_t *err);
+void waitqueue_destroy (struct waitqueue *q);
+
+/* Queue a request at time now; *ticket identifies it. It is tried by the
+ * next waitqueue_schedule, not here. */
+int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
+                   double now, uint64_t *ticket, berth_error_t *err);
+
+/* Drop a waiting request; unknown ticket: error "not_found". */
+int waitqueue_cancel (struct waitqueue *q, uint64_t ticket,
+                      berth_error_t *err);
+
+/* Drop every request of an owner that went away; returns how many. */
+int waitqueue_remove_owner (struct waitqueue *q, uint64_t owner);
+
+/* Start what can start now, in order, acquiring from the ledger. *out is a
+ * new array (free it; NULL when *count is 0) of the grants, in grant order.
+ * Every request still waiting gets a fresh reason. */
+int waitqueue_schedule (struct waitqueue *q, double now,
+                        struct waitqueue_result **out, int *count,
+                        berth_error_t *err);
+
+/* Remove requests whose timeout has passed at now; same output shape, with
+ * lease 0. */
+int waitqueue_expire (struct waitqueue *q, double now,
+                      struct waitqueue_result **out, int *count,
+                      berth_error_t *err);
+
+/* The earliest time at which a timeout or the time bound falls due, for the
+ * event loop's timer; -1 when none. */
+double waitqueue_next_deadline (const struct waitqueue *q);
+
+int waitqueue_length (const struct waitqueue *q);
+
+/* Entry at 0-based index in queue order; -1 when out of range. */
+int waitqueue_entry (const struct waitqueue *q, int index,
+                     struct waitqueue_entry_info *info);
+
+#endif

@@ -1,0 +1,193 @@
+/* The berthd wire protocol (protocol/PROTOCOL.md): newline-delimited JSON
+ * objects over a Unix stream socket. This codec turns request lines into C
+ * structs (strictly: unknown keys, wrong types and absurd figures are
+ * refused, naming the field) and builds the replies and watch events; the
+ * same file decodes replies and events for clients (libberth, berth). No I/O:
+ * callers read and write the lines. */
+#ifndef BERTH_PROTO_CODEC_H
+#define BERTH_PROTO_CODEC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "placement.h"
+#include "render.h"
+#include "step.h"
+
+#define PROTO_VERSION 1                   /* the version this build speaks */
+#define PROTO_MAX_LINE (64 * 1024)        /* bytes per request line, '\n' excluded */
+#define PROTO_MAX_REPLY (64 * 1024 * 1024) /* bytes per reply or event line */
+
+/* Bounds on request figures: anything above is a mistake, not a request. */
+#define PROTO_MAX_COUNT (1 << 20)                 /* tasks, cores, GPUs, ids */
+#define PROTO_MAX_MEMORY_MB ((int64_t) 1 << 40)   /* MB */
+#define PROTO_MAX_SECONDS (366.0 * 24 * 3600)     /* timeouts, ttl */
+#define PROTO_MAX_PRIORITY (1 << 20)              /* |priority| */
+#define PROTO_MAX_PID (1 << 22)                   /* Linux PID_MAX_LIMIT */
+#define PROTO_MAX_NAME 255                        /* bytes: labels, node names, lease and string ids */
+#define PROTO_MAX_ARGS 4096                       /* argv items */
+
+/* Stable error codes (error.code of a reply). */
+#define PROTO_ERR_INVALID_REQUEST "invalid_request"
+#define PROTO_ERR_UNSATISFIABLE "unsatisfiable"
+#define PROTO_ERR_TIMEOUT "timeout"
+#define PROTO_ERR_NOT_FOUND "not_found"
+#define PROTO_ERR_FORBIDDEN "forbidden"
+#define PROTO_ERR_TOO_LARGE "too_large"
+#define PROTO_ERR_SHUTTING_DOWN "shutting_down"
+#define PROTO_ERR_UNSUPPORTED_VERSION "unsupported_version"
+#define PROTO_ERR_BUSY "busy"
+#define PROTO_ERR_INTERNAL "internal"
+
+/* The stable constant equal to code, or NULL when code is not one of them. */
+const char *proto_error_code (const char *code);
+
+enum proto_op {
+    PROTO_HELLO,
+    PROTO_ACQUIRE,
+    PROTO_RELEASE,
+    PROTO_RENDER,
+    PROTO_RESOURCES,
+    PROTO_STATUS,
+    PROTO_WATCH,
+    PROTO_SHUTDOWN,
+};
+
+const char *proto_op_name (enum proto_op op);
+
+enum proto_shutdown_mode { PROTO_SHUTDOWN_DRAIN, PROTO_SHUTDOWN_FORCE };
+
+struct proto_acquire {
+    struct step_request step;   /* timeout < 0: wait without limit */
+    bool wait;                  /* default true: queue until it fits */
+    bool detach;                /* lease outlives the connection */
+    double ttl;                 /* seconds, < 0: none (detached leases only) */
+    int owner_pid;              /* 0: none (detached leases only) */
+    bool env;                   /* reply also carries the BERTH_* variables */
+};
+
+struct proto_render {
+    struct placement placement;
+    int ntasks;                 /* default 1 */
+    int cpus_per_task;          /* 0: not given */
+    int64_t memory_cap;         /* MB per node, < 0: none */
+    char **argv;                /* NULL-terminated, never empty */
+};
+
+struct proto_request {
+    enum proto_op op;
+    json_t *id;                 /* the client's id (a reference), NULL when unreadable */
+    union {
+        struct { int version; } hello;              /* 0: not given */
+        struct proto_acquire acquire;
+        struct { char *lease; } release;
+        struct proto_render render;
+        struct { char *lease; } resources;          /* NULL: the whole allocation */
+        struct { bool history; } watch;
+        struct { enum proto_shutdown_mode mode; } shutdown;
+    };
+};
+
+/* Empty request of this op with every default set. */
+void proto_request_init (struct proto_request *req, enum proto_op op);
+void proto_request_free (struct proto_request *req);   /* contents, not req */
+
+/* Decode one request line (len bytes, a trailing newline allowed). On
+ * failure err has the code too_large (len > PROTO_MAX_LINE) or
+ * invalid_request with a message naming the field, and *req holds nothing but
+ * req->id: the request's id when it was readable, else NULL, to be echoed in
+ * the error reply. Call proto_request_free in both cases. */
+int proto_decode_request (const char *line, size_t len,
+                          struct proto_request *req, berth_error_t *err);
+
+/* The request as a JSON object (what a client sends); NULL on bad input. */
+json_t *proto_encode_request (const struct proto_request *req);
+
+/* A grant, as the daemon describes it in acquire replies, granted events
+ * and status. */
+struct proto_lease {
+    char *id;                     /* "L17" */
+    char *label;                  /* NULL: none */
+    struct placement placement;
+    int64_t memory_cap;           /* MB per node, declared; < 0: none */
+    int64_t budget_mb;            /* accounted MB; < 0: unknown */
+    struct launch launch;         /* rendered argv (NULL: none) and env delta */
+    struct env_set_item *env;     /* BERTH_* variables, when asked; else NULL */
+    int nenv;
+    int owner_pid;                /* 0: not stated */
+    double granted;               /* Unix time; < 0: not stated */
+};
+
+void proto_lease_init (struct proto_lease *l);
+void proto_lease_free (struct proto_lease *l);     /* contents, not l */
+
+/* Replies. id may be NULL (sent as null). All return a new object or NULL
+ * when the input is unusable (an invalid placement or launch). */
+json_t *proto_error_reply (json_t *id, const berth_error_t *err);
+json_t *proto_hello_reply (json_t *id, int version);
+json_t *proto_acquire_reply (json_t *id, const struct proto_lease *lease);
+json_t *proto_release_reply (json_t *id, const char *lease);
+json_t *proto_render_reply (json_t *id, const struct launch *launch);
+/* {"id","ok":true} plus every member of body (may be NULL); body is not
+ * stolen. For resources, watch, shutdown and the daemon's own shapes. */
+json_t *proto_ok_reply (json_t *id, json_t *body);
+/* status: allocation view, leases (array of lease objects), queue; the
+ * arguments are stolen references (NULL: empty). */
+json_t *proto_status_reply (json_t *id, json_t *allocation, json_t *leases,
+                            json_t *queue);
+/* One lease as an object (the members of an acquire reply without id/ok). */
+json_t *proto_lease_json (const struct proto_lease *lease);
+
+/* Watch events. */
+enum proto_event_kind {
+    PROTO_EV_GRANTED,
+    PROTO_EV_WAITED,
+    PROTO_EV_RELEASED,
+    PROTO_EV_REFUSED,
+};
+
+struct proto_event {
+    enum proto_event_kind kind;
+    double time;                  /* Unix time */
+    struct proto_lease lease;     /* granted: all of it; released: id, label */
+    char *label;                  /* waited, refused: the request's label or NULL */
+    int position;                 /* waited: place in the queue, 1 = next */
+    char *why;                    /* waited: why; released: the reason */
+    berth_error_t error;          /* refused */
+};
+
+json_t *proto_event_granted (double time, const struct proto_lease *lease);
+json_t *proto_event_waited (double time, const char *label, int position,
+                            const char *why);
+/* reason: "released", "disconnected", "expired", "owner_exited", "forced" */
+json_t *proto_event_released (double time, const char *lease,
+                              const char *label, const char *reason);
+json_t *proto_event_refused (double time, const char *label,
+                             const berth_error_t *why);
+
+/* A message as one line: compact JSON and '\n', malloc'd; NULL on failure. */
+char *proto_line (const json_t *msg);
+
+/* Client side. Parse one reply or event line (at most PROTO_MAX_REPLY). */
+int proto_parse_message (const char *line, size_t len, json_t **msg,
+                         berth_error_t *err);
+bool proto_is_event (const json_t *msg);
+/* 0 for {"ok":true}; -1 for {"ok":false} with err holding the reply's code
+ * (a PROTO_ERR_* constant; unknown codes read "error") and message, or for
+ * a malformed reply (code internal). */
+int proto_reply_status (const json_t *msg, berth_error_t *err);
+/* Decoders of successful replies; on failure nothing is left allocated. */
+int proto_decode_hello_reply (const json_t *msg, int *version,
+                              berth_error_t *err);
+int proto_decode_lease (const json_t *msg, struct proto_lease *lease,
+                        berth_error_t *err);   /* acquire reply or lease object */
+int proto_decode_render_reply (const json_t *msg, struct launch *launch,
+                               berth_error_t *err);
+int proto_decode_event (const json_t *msg, struct proto_event *ev,
+                        berth_error_t *err);
+void proto_event_free (struct proto_event *ev);   /* contents, not ev */
+
+#endif

@@ -1,0 +1,163 @@
+#include <string.h>
+
+#include "hostlist.h"
+#include "testutil.h"
+
+/* Expand text and join the names with spaces. */
+static const char *expand_joined (const char *text)
+{
+    static char buf[4096];
+    char **names;
+    int n;
+    berth_error_t err;
+    if (hostlist_expand (text, &names, &n, &err) < 0) {
+        snprintf (buf, sizeof (buf), "ERROR %s", err.text);
+        return buf;
+    }
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        strcat (buf, i ? " " : "");
+        strcat (buf, names[i]);
+    }
+    hostlist_free (names, n);
+    return buf;
+}
+
+static const char *compress_list (const char *const *names, int n)
+{
+    static char buf[4096];
+    char *text;
+    berth_error_t err;
+    if (hostlist_compress (names, n, &text, &err) < 0) {
+        snprintf (buf, sizeof (buf), "ERROR %s", err.text);
+        return buf;
+    }
+    snprintf (buf, sizeof (buf), "%s", text);
+    free (text);
+    return buf;
+}
+
+START_TEST (expand_plain_and_ranges)
+{
+    ck_assert_str_eq (expand_joined ("login01"), "login01");
+    ck_assert_str_eq (expand_joined ("a,b,c"), "a b c");
+    ck_assert_str_eq (expand_joined ("nid[001-003,010],login[1-2]"),
+                      "nid001 nid002 nid003 nid010 login1 login2");
+    ck_assert_str_eq (expand_joined ("nid[000002-000003]"),
+                      "nid000002 nid000003");
+    ck_assert_str_eq (expand_joined ("n[8-11]"), "n8 n9 n10 n11");
+    ck_assert_str_eq (expand_joined ("n[098-101]"), "n098 n099 n100 n101");
+    ck_assert_str_eq (expand_joined ("x[7]"), "x7");
+    ck_assert_str_eq (expand_joined ("  node[1-2]\n"), "node1 node2");
+}
+END_TEST
+
+START_TEST (expand_several_brackets_and_suffix)
+{
+    ck_assert_str_eq (expand_joined ("r[1-2]n[01-02]"),
+                      "r1n01 r1n02 r2n01 r2n02");
+    ck_assert_str_eq (expand_joined ("c[1,3]-ib"), "c1-ib c3-ib");
+    ck_assert_str_eq (expand_joined ("vm,node[1-2],r[0-1]s[5]x"),
+                      "vm node1 node2 r0s5x r1s5x");
+}
+END_TEST
+
+START_TEST (expand_rejects_malformed)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        { "", "empty" },
+        { "  ", "empty" },
+        { "a,,b", "empty item" },
+        { "a,", "empty item" },
+        { "nid[1-3", "'[' without ']'" },
+        { "nid1-3]", "']' without '['" },
+        { "nid[1-[2]]", "nested brackets" },
+        { "nid[]", "empty brackets" },
+        { "nid[3-1]", "backwards" },
+        { "nid[a-b]", "not a number" },
+        { "nid[1,,2]", "empty number" },
+        { "nid[1,2,]", "empty range" },
+        { "nid[1-]", "empty number" },
+        { "nid[1234567890]", "more than 9 digits" },
+        { "nid 1", "white space" },
+        { "n[0-999]m[0-999]x[0-9]", "more than 1000000" },
+    };
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        char **names = (char **) 1;
+        int n = -1;
+        berth_error_t err;
+        ck_assert_int_eq (hostlist_expand (cases[i].text, &names, &n, &err),
+                          -1);
+        ck_assert_msg (strstr (err.text, cases[i].want), "'%s': %s",
+                       cases[i].text, err.text);
+        ck_assert_ptr_eq (names, (char **) 1); /* untouched on failure */
+        ck_assert_int_eq (n, -1);
+    }
+    berth_error_t err;
+    char **names;
+    int n;
+    hostlist_expand ("good[1-2],bad[2-1]", &names, &n, &err);
+    ck_assert_ptr_nonnull (strstr (err.text, "bad[2-1]"));
+}
+END_TEST
+
+START_TEST (compress_groups)
+{
+    const char *a[] = { "nid002", "nid001", "nid003", "login1", "nid010",
+                        "login2", "nid002" };
+    ck_assert_str_eq (compress_list (a, 7), "nid[001-003,010],login[1-2]");
+    const char *b[] = { "vm" };
+    ck_assert_str_eq (compress_list (b, 1), "vm");
+    const char *c[] = { "n9", "n10", "n11", "n013" };
+    ck_assert_str_eq (compress_list (c, 4), "n[9-11],n013");
+    const char *d[] = { "c1-ib", "c2-ib", "c3-eth", "head", "head" };
+    ck_assert_str_eq (compress_list (d, 5), "c[1-2]-ib,c3-eth,head");
+    const char *e[] = { "r1n01", "r1n02", "r2n01" };
+    ck_assert_str_eq (compress_list (e, 3), "r1n[01-02],r2n01");
+    ck_assert_str_eq (compress_list (NULL, 0), "");
+    const char *f[] = { "nid0", "x" };
+    ck_assert_str_eq (compress_list (f, 2), "nid0,x");
+}
+END_TEST
+
+START_TEST (compress_round_trips)
+{
+    const char *texts[] = { "nid[000001-000128]", "n[098-101]",
+                            "a[1-3,5],b07,c", "x[0-1]y" };
+    for (size_t t = 0; t < sizeof (texts) / sizeof (texts[0]); t++) {
+        char **names, *text;
+        int n;
+        ck_assert_int_eq (hostlist_expand (texts[t], &names, &n, NULL), 0);
+        ck_assert_int_eq (hostlist_compress ((const char *const *) names, n,
+                                             &text, NULL), 0);
+        ck_assert_str_eq (expand_joined (text), expand_joined (texts[t]));
+        free (text);
+        hostlist_free (names, n);
+    }
+}
+END_TEST
+
+START_TEST (compress_rejects_unlistable_names)
+{
+    const char *a[] = { "ok1", "bad,name" };
+    ck_assert_ptr_nonnull (strstr (compress_list (a, 2), "bad,name"));
+    const char *b[] = { "" };
+    ck_assert_ptr_nonnull (strstr (compress_list (b, 1), "cannot be put"));
+}
+END_TEST
+
+int main (void)
+{
+    Suite *s = suite_create ("hostlist");
+    TCase *tc = tcase_create ("core");
+    tcase_add_test (tc, expand_plain_and_ranges);
+    tcase_add_test (tc, expand_several_brackets_and_suffix);
+    tcase_add_test (tc, expand_rejects_malformed);
+    tcase_add_test (tc, compress_groups);
+    tcase_add_test (tc, compress_round_trips);
+    tcase_add_test (tc, compress_rejects_unlistable_names);
+    suite_add_tcase (s, tc);
+    return run_suite (s);
+}

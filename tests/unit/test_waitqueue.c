@@ -1,0 +1,361 @@
+/* The wait queue: order, backfill, the starvation bound, priority,
+ * timeouts, cancel and removal. Time is passed in, never read. */
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "waitqueue.h"
+
+static berth_error_t err;
+static int ids[64];
+
+static struct ledger *mk (int n, int cores)
+{
+    static char names[16][8];
+    struct ledger_node_spec spec[16];
+    for (int i = 0; i < 64; i++)
+        ids[i] = i;
+    for (int i = 0; i < n; i++) {
+        snprintf (names[i], sizeof (names[i]), "n%d", i);
+        spec[i] = (struct ledger_node_spec) { names[i], ids, cores, 0, -1 };
+    }
+    struct ledger *l = ledger_create (spec, n, 0, &err);
+    ck_assert_ptr_nonnull (l);
+    return l;
+}
+
+static struct waitqueue *mkq (struct ledger *l, int n, double t)
+{
+    struct waitqueue_config cfg = { n, t };
+    struct waitqueue *q = waitqueue_create (l, &cfg, &err);
+    ck_assert_ptr_nonnull (q);
+    return q;
+}
+
+static uint64_t hold (struct ledger *l, int cores)
+{
+    struct step_shape s = { .ntasks = 1, .cpus_per_task = cores,
+                            .cores = cores, .memory = -1, .budget = -1 };
+    uint64_t id;
+    ck_assert_int_eq (ledger_acquire (l, &s, LEDGER_CPU_BINDING, &id, NULL, 0,
+                                      &err), 0);
+    return id;
+}
+
+static uint64_t add (struct waitqueue *q, const char *label, int cores,
+                     int prio, double timeout, uint64_t owner, double now)
+{
+    struct waitqueue_request r = {
+        .shape = { .ntasks = 1, .cpus_per_task = cores, .cores = cores,
+                   .memory = -1, .budget = -1 },
+        .layout = LEDGER_CPU_BINDING, .label = label, .priority = prio,
+        .timeout = timeout, .owner = owner,
+    };
+    uint64_t t;
+    ck_assert_int_eq (waitqueue_add (q, &r, now, &t, &err), 0);
+    return t;
+}
+
+static struct waitqueue_result res[64];
+
+/* Schedule; returns the number of grants, copied to res. */
+static int sched (struct waitqueue *q, struct ledger *l, double now)
+{
+    struct waitqueue_result *v;
+    int n;
+    ck_assert_int_eq (waitqueue_schedule (q, now, &v, &n, &err), 0);
+    ck_assert_msg (ledger_check_invariants (l, &err) == 0, "%s", err.text);
+    ck_assert (n <= 64);
+    if (n)
+        memcpy (res, v, n * sizeof (*v));
+    free (v);
+    return n;
+}
+
+static const char *reason (struct waitqueue *q, int index)
+{
+    static struct waitqueue_entry_info info;
+    ck_assert_int_eq (waitqueue_entry (q, index, &info), 0);
+    return info.reason;
+}
+
+START_TEST (order_and_backfill)
+{
+    struct ledger *l = mk (1, 8);
+    struct waitqueue *q = mkq (l, 16, -1);
+    hold (l, 6);
+    uint64_t a = add (q, "a", 4, 0, -1, 1, 0);
+    uint64_t b = add (q, "b", 2, 0, -1, 2, 1);
+    ck_assert_str_eq (reason (q, 0), "not tried yet");
+    ck_assert_int_eq (sched (q, l, 3), 1);
+    ck_assert_int_eq (res[0].ticket, b);
+    ck_assert_int_eq (res[0].owner, 2);
+    ck_assert (res[0].waited == 2.0);
+    ck_assert_ptr_nonnull (ledger_lease_find (l, res[0].lease));
+    ck_assert_int_eq (waitqueue_length (q), 1);
+    add (q, "c", 1, 0, -1, 3, 4);
+    ck_assert_int_eq (sched (q, l, 5), 0);
+    struct waitqueue_entry_info info;
+    ck_assert_int_eq (waitqueue_entry (q, 0, &info), 0);
+    ck_assert_int_eq (info.ticket, a);
+    ck_assert_str_eq (info.label, "a");
+    ck_assert_int_eq (info.position, 1);
+    ck_assert_int_eq (info.overtaken, 1);
+    ck_assert_int_eq (info.shape->cores, 4);
+    ck_assert_str_eq (info.reason, "no node with 4 free cores (best: 0)");
+    ck_assert_str_eq (reason (q, 1), "no node with 1 free cores (best: 0); "
+                      "behind #1 (overtaken 1 of 16 times)");
+    ck_assert_int_eq (waitqueue_entry (q, 2, &info), -1);
+    ck_assert_int_eq (waitqueue_entry (q, -1, &info), -1);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+START_TEST (arrival_order)
+{
+    struct ledger *l = mk (1, 8);
+    struct waitqueue *q = mkq (l, 16, -1);
+    uint64_t t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = add (q, NULL, 2, 0, -1, 0, i);
+    ck_assert_int_eq (sched (q, l, 3), 3);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq (res[i].ticket, t[i]);
+        ck_assert_int_eq (res[i].lease, i + 1);
+    }
+    ck_assert_int_eq (waitqueue_length (q), 0);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+START_TEST (starvation_by_overtakes)
+{
+    struct ledger *l = mk (1, 8);
+    struct waitqueue *q = mkq (l, 2, -1);
+    uint64_t x = hold (l, 6);
+    uint64_t a = add (q, "a", 4, 0, -1, 1, 0);
+    for (int i = 0; i < 2; i++) {
+        add (q, "b", 2, 0, -1, 2, 1);
+        ck_assert_int_eq (sched (q, l, 2), 1);
+        ck_assert_int_eq (ledger_release (l, res[0].lease, &err), 0);
+    }
+    uint64_t c = add (q, "c", 2, 0, -1, 3, 3);
+    ck_assert_int_eq (sched (q, l, 4), 0);          /* held for a */
+    ck_assert_str_eq (reason (q, 1), "held for #1 (overtaken 2 of 2 times)");
+    ck_assert_int_eq (ledger_release (l, x, &err), 0);
+    ck_assert_int_eq (sched (q, l, 5), 2);
+    ck_assert_int_eq (res[0].ticket, a);
+    ck_assert_int_eq (res[1].ticket, c);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+START_TEST (starvation_by_time)
+{
+    struct ledger *l = mk (1, 8);
+    struct waitqueue *q = mkq (l, 100, 10);
+    hold (l, 6);
+    add (q, "a", 4, 0, -1, 1, 0);
+    add (q, "b", 1, 0, -1, 2, 1);
+    ck_assert_int_eq (sched (q, l, 5), 1);          /* backfill */
+    add (q, "c", 1, 0, -1, 3, 6);
+    ck_assert_int_eq (sched (q, l, 11), 0);         /* a waited 11 s */
+    ck_assert_str_eq (reason (q, 1), "held for #1 (waited 11s of 10s)");
+    ck_assert (waitqueue_next_deadline (q) == 10.0);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+START_TEST (strict_order)
+{
+    struct ledger *l = mk (1, 8);
+    struct waitqueue *q = mkq (l, 0, -1);
+    hold (l, 6);
+    add (q, "a", 4, 0, -1, 1, 0);
+    add (q, "b", 2, 0, -1, 2, 0);
+    ck_assert_int_eq (sched (q, l, 1), 0);
+    ck_assert_str_eq (reason (q, 0), "no node with 4 free cores (best: 2)");
+    ck_assert_str_eq (reason (q, 1), "held for #1 (overtaken 0 of 0 times)");
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+START_TEST (priority)
+{
+    struct ledger *l = mk (1, 4);
+    struct waitqueue *q = mkq (l, 16, -1);
+    uint64_t x = hold (l, 4);
+    uint64_t a = add (q, "a", 4, 0, -1, 1, 0);
+    uint64_t b = add (q, "b", 4, 5, -1, 2, 1);
+    uint64_t c = add (q, "c", 4, 5, -1, 3, 2);
+    struct waitqueue_entry_info info;
+    waitqueue_entry (q, 0, &info);
+    ck_assert_int_eq (info.ticket, b);
+    ck_assert_int_eq (info.priority, 5);
+    waitqueue_entry (q, 1, &info);
+    ck_assert_int_eq (info.ticket, c);              /* ties by arrival */
+    waitqueue_entry (q, 2, &info);
+    ck_assert_int_eq (info.ticket, a);
+    ck_assert_int_eq (ledger_release (l, x, &err), 0);
+    ck_assert_int_eq (sched (q, l, 3), 1);
+    ck_assert_int_eq (res[0].ticket, b);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+START_TEST (timeouts)
+{
+    struct ledger *l = mk (1, 4);
+    struct waitqueue *q = mkq (l, 16, -1);
+    hold (l, 4);
+    ck_assert (waitqueue_next_deadline (q) == -1);
+    uint64_t a = add (q, "a", 2, 0, 5, 7, 0);
+    add (q, "b", 2, 0, -1, 8, 1);
+    add (q, "c", 2, 0, 9, 9, 2);
+    ck_assert (waitqueue_next_deadline (q) == 5);
+    struct waitqueue_result *v;
+    int n;
+    ck_assert_int_eq (waitqueue_expire (q, 4.5, &v, &n, &err), 0);
+    ck_assert_int_eq (n, 0);
+    free (v);
+    ck_assert_int_eq (waitqueue_expire (q, 6, &v, &n, &err), 0);
+    ck_assert_int_eq (n, 1);
+    ck_assert_int_eq (v[0].ticket, a);
+    ck_assert_int_eq (v[0].owner, 7);
+    ck_assert_int_eq (v[0].lease, 0);
+    ck_assert (v[0].waited == 6);
+    free (v);
+    ck_assert_int_eq (waitqueue_length (q), 2);
+    ck_assert (waitqueue_next_deadline (q) == 11);
+    waitqueue_destroy (q);
+
+    q = waitqueue_create (l, NULL, &err);           /* defaults: 600 s */
+    add (q, "d", 2, 0, -1, 1, 100);
+    ck_assert (waitqueue_next_deadline (q) == 700);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+START_TEST (cancel_and_remove)
+{
+    struct ledger *l = mk (1, 4);
+    struct waitqueue *q = mkq (l, 16, -1);
+    hold (l, 4);
+    uint64_t a = add (q, "a", 2, 0, -1, 1, 0);
+    add (q, "b", 2, 0, -1, 2, 0);
+    add (q, "c", 2, 0, -1, 1, 0);
+    ck_assert_int_eq (waitqueue_cancel (q, a, &err), 0);
+    ck_assert_int_eq (waitqueue_cancel (q, a, &err), -1);
+    ck_assert_str_eq (err.code, "not_found");
+    ck_assert_ptr_nonnull (strstr (err.text, "no waiting request #1"));
+    ck_assert_int_eq (waitqueue_length (q), 2);
+    ck_assert_int_eq (waitqueue_remove_owner (q, 1), 1);
+    ck_assert_int_eq (waitqueue_remove_owner (q, 1), 0);
+    ck_assert_int_eq (waitqueue_length (q), 1);
+    struct waitqueue_entry_info info;
+    waitqueue_entry (q, 0, &info);
+    ck_assert_int_eq (info.owner, 2);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+START_TEST (unplaceable_entry)
+{
+    struct ledger *l = mk (1, 4);
+    struct waitqueue *q = mkq (l, 16, -1);
+    struct waitqueue_request r = { .shape = { .ntasks = 1, .cores = 0 },
+                                   .timeout = -1 };
+    uint64_t t;
+    ck_assert_int_eq (waitqueue_add (q, &r, 0, &t, &err), 0);
+    add (q, "ok", 1, 0, -1, 0, 0);
+    ck_assert_int_eq (sched (q, l, 1), 1);
+    ck_assert_ptr_nonnull (strstr (reason (q, 0), "cannot be placed: "
+                                   "invalid step shape"));
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+/* Random traffic: the ledger invariant holds, no entry is overtaken more
+ * than the bound, and everything is granted in the end. */
+START_TEST (randomized)
+{
+    struct ledger *l = mk (3, 8);
+    struct waitqueue *q = mkq (l, 3, -1);
+    uint64_t held[256];
+    int nheld = 0, granted = 0, added = 0, gone = 0;
+    unsigned seed = 7;
+    double now = 0;
+    for (int op = 0; op < 3000; op++) {
+        seed = seed * 1103515245 + 12345;
+        unsigned r = seed >> 8;
+        now += 0.5;
+        int kind = r % 4;
+        if (kind == 0 || kind == 1) {
+            add (q, NULL, 1 + (r >> 4) % 8, (r >> 8) % 8 == 0, -1,
+                 (r >> 12) % 5, now);
+            added++;
+        } else if (kind == 2 && nheld) {
+            int k = (r >> 4) % nheld;
+            ck_assert_int_eq (ledger_release (l, held[k], &err), 0);
+            held[k] = held[--nheld];
+        } else if (waitqueue_length (q) && (r >> 4) % 8 == 0) {
+            struct waitqueue_entry_info info;
+            waitqueue_entry (q, (r >> 8) % waitqueue_length (q), &info);
+            ck_assert_int_eq (waitqueue_cancel (q, info.ticket, &err), 0);
+            gone++;
+        }
+        int n = sched (q, l, now);
+        for (int i = 0; i < n; i++) {
+            ck_assert (nheld < 256);
+            held[nheld++] = res[i].lease;
+        }
+        granted += n;
+        for (int i = 0; i < waitqueue_length (q); i++) {
+            struct waitqueue_entry_info info;
+            waitqueue_entry (q, i, &info);
+            ck_assert_int_le (info.overtaken, 3);
+            ck_assert (strlen (info.reason) > 0);
+        }
+    }
+    /* Drain: every request is granted once enough is released. */
+    while (nheld) {
+        ck_assert_int_eq (ledger_release (l, held[--nheld], &err), 0);
+        int n = sched (q, l, now);
+        for (int i = 0; i < n; i++)
+            held[nheld++] = res[i].lease;
+        granted += n;
+    }
+    ck_assert_int_eq (waitqueue_length (q), 0);
+    ck_assert_int_eq (granted + gone, added);
+    ck_assert_int_gt (granted, 500);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+int main (void)
+{
+    Suite *s = suite_create ("waitqueue");
+    TCase *tc = tcase_create ("waitqueue");
+    tcase_add_test (tc, order_and_backfill);
+    tcase_add_test (tc, arrival_order);
+    tcase_add_test (tc, starvation_by_overtakes);
+    tcase_add_test (tc, starvation_by_time);
+    tcase_add_test (tc, strict_order);
+    tcase_add_test (tc, priority);
+    tcase_add_test (tc, timeouts);
+    tcase_add_test (tc, cancel_and_remove);
+    tcase_add_test (tc, unplaceable_entry);
+    tcase_add_test (tc, randomized);
+    suite_add_tcase (s, tc);
+    return run_suite (s);
+}
