@@ -394,28 +394,28 @@ fail:
 
 json_t *resolution_to_json (const struct resolution *r)
 {
-    json_t *o = json_pack ("{s:s s:s s:s s:s s:i s:i s:s s:s s:b s:s?}",
-                           "scheduler", r->scheduler,
-                           "constraint", r->constraint,
-                           "gpus_per_node", r->gpus_per_node,
-                           "max_wallclock", r->max_wallclock,
-                           "requested_nodes", r->requested_nodes,
-                           "effective_nodes", r->effective_nodes,
-                           "adjustment", adjustment_name (r->adjustment),
-                           "wall_time", r->wall_time,
-                           "honored", r->honored,
-                           "reason", r->reason);
-    json_t *extra = r->pbs
-        ? json_pack ("{s:s s:s}", "queue", r->queue,
-                     "filesystems", r->filesystems)
-        : json_pack ("{s:s s:s}", "partition", r->partition, "qos", r->qos);
-    if (!o || !extra || json_object_update (o, extra) < 0) {
-        json_decref (o);
-        json_decref (extra);
-        return NULL;
-    }
-    json_decref (extra);
-    return o;
+    if (r->pbs)
+        return json_pack ("{s:s s:s s:s s:s s:s s:s s:i s:i s:s s:s s:b s:s?}",
+                          "scheduler", r->scheduler, "queue", r->queue,
+                          "constraint", r->constraint,
+                          "gpus_per_node", r->gpus_per_node,
+                          "max_wallclock", r->max_wallclock,
+                          "filesystems", r->filesystems,
+                          "requested_nodes", r->requested_nodes,
+                          "effective_nodes", r->effective_nodes,
+                          "adjustment", adjustment_name (r->adjustment),
+                          "wall_time", r->wall_time, "honored", r->honored,
+                          "reason", r->reason);
+    return json_pack ("{s:s s:s s:s s:s s:s s:s s:i s:i s:s s:s s:b s:s?}",
+                      "scheduler", r->scheduler, "partition", r->partition,
+                      "qos", r->qos, "constraint", r->constraint,
+                      "gpus_per_node", r->gpus_per_node,
+                      "max_wallclock", r->max_wallclock,
+                      "requested_nodes", r->requested_nodes,
+                      "effective_nodes", r->effective_nodes,
+                      "adjustment", adjustment_name (r->adjustment),
+                      "wall_time", r->wall_time, "honored", r->honored,
+                      "reason", r->reason);
 }
 
 char *resolution_script (const struct resolution *r,

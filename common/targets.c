@@ -360,7 +360,24 @@ fail:
 int targets_load_machine (struct machine *m, struct machine_targets **out,
                           berth_error_t *err)
 {
-    return targets_load (m->cfg, m->compiler, out, err);
+    struct machine_targets *t;
+    char *system, *gpus;
+
+    if (targets_load (m->cfg, m->compiler, &t, err) < 0)
+        return -1;
+    /* The machine's checked options are the authority for these two. */
+    system = strdup (berth_system_name (m->par.system));
+    if (!system || asprintf (&gpus, "%d", m->par.gpus_per_node) < 0) {
+        free (system);
+        targets_destroy (t);
+        return errprintf (err, "out of memory");
+    }
+    free (t->system);
+    free (t->gpus_per_node);
+    t->system = system;
+    t->gpus_per_node = gpus;
+    *out = t;
+    return 0;
 }
 
 int target_clamp (const struct target *t, int nodes)

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "config.h"
+#include "machine.h"
 #include "resolve.h"
+#include "wallclock.h"
 #include "testutil.h"
 
 static const char pm_cpu[] =
@@ -715,6 +717,119 @@ START_TEST (json_fields)
 }
 END_TEST
 
+/* ---- the shipped machine files carry the same targets ---- */
+
+static const struct {
+    const char *name;
+    const char *fixture;
+} shipped[] = {
+    { "pm-cpu", pm_cpu }, { "pm-gpu", pm_gpu }, { "frontier", frontier },
+    { "chrysalis", chrysalis }, { "compy", compy }, { "dane", dane },
+    { "chicoma-cpu", chicoma }, { "aurora", aurora }, { "polaris", polaris },
+    { "improv", improv }, { "localhost", localhost },
+};
+
+static struct machine_targets *shipped_targets (const char *name,
+                                                const char *compiler,
+                                                struct machine **mp)
+{
+    struct machine_options opts = { .name = name, .compiler = compiler };
+    struct machine_targets *t;
+    berth_error_t err;
+    ck_assert_msg (machine_load (&opts, mp, &err) == 0, "%s: %s", name,
+                   err.text);
+    ck_assert_msg (targets_load_machine (*mp, &t, &err) == 0, "%s: %s", name,
+                   err.text);
+    return t;
+}
+
+static void same_axis (const char *m, const struct target_axis *a,
+                       const struct target_axis *b)
+{
+    static const int sizes[] = { 1, 2, 3, 8, 9, 10, 11, 16, 17, 50, 51, 64,
+                                 65, 90, 91, 92, 183, 184, 255, 256, 440, 441,
+                                 512, 513, 3072, 3073, 9472, 9473, 100000 };
+    ck_assert_msg (a->count == b->count, "%s %s: %d targets shipped, %d in "
+                   "the table", m, a->name, a->count, b->count);
+    for (int i = 0; i < a->count; i++) {
+        const struct target *x = &a->targets[i], *y = &b->targets[i];
+        ck_assert_msg (!strcmp (x->name, y->name), "%s %s %d: %s vs %s", m,
+                       a->name, i, x->name, y->name);
+        for (size_t j = 0; j < sizeof (sizes) / sizeof (sizes[0]); j++) {
+            const char *wx = target_max_wallclock (x, sizes[j]);
+            const char *wy = target_max_wallclock (y, sizes[j]);
+            int cmp = !wx != !wy;
+            if (wx && wy)
+                ck_assert_int_eq (wallclock_compare (wx, wy, &cmp), 0);
+            ck_assert_msg (target_clamp (x, sizes[j]) == target_clamp (y, sizes[j])
+                           && cmp == 0, "%s %s %s at %d nodes: %d nodes %s "
+                           "shipped, %d nodes %s in the table", m, a->name,
+                           x->name, sizes[j], target_clamp (x, sizes[j]), wx,
+                           target_clamp (y, sizes[j]), wy);
+        }
+    }
+}
+
+START_TEST (shipped_match_table)
+{
+    struct machine *m;
+    struct machine_targets *t = shipped_targets (shipped[_i].name, NULL, &m);
+    struct machine_targets *f = machine (shipped[_i].fixture, NULL);
+    ck_assert_str_eq (t->system, f->system);
+    /* localhost's GPUs are detected on the host running the tests. */
+    if (strcmp (shipped[_i].name, "localhost") != 0)
+        ck_assert_str_eq (t->gpus_per_node, f->gpus_per_node);
+    same_axis (shipped[_i].name, &t->partition, &f->partition);
+    same_axis (shipped[_i].name, &t->qos, &f->qos);
+    same_axis (shipped[_i].name, &t->queue, &f->queue);
+    ck_assert_int_eq (t->nconstraints, f->nconstraints);
+    for (int i = 0; i < f->nconstraints; i++)
+        ck_assert_str_eq (t->constraints[i], f->constraints[i]);
+    if (f->account)
+        ck_assert_str_eq (t->account, f->account);
+    targets_destroy (f);
+    targets_destroy (t);
+    machine_destroy (m);
+}
+END_TEST
+
+/* The brief's examples straight from the shipped files. */
+START_TEST (shipped_examples)
+{
+    struct machine *m;
+    struct machine_targets *t = shipped_targets ("frontier", NULL, &m);
+    struct resolve_request req = { .nodes = 100, .min_nodes_allowed = 1,
+                                   .scheduler_target = "debug",
+                                   .wall_time = "01:00:00" };
+    struct resolution r;
+    berth_error_t err;
+    ck_assert_int_eq (resolve_job (t, &req, &r, &err), 0);
+    ck_assert_str_eq (r.partition, "batch");
+    ck_assert_str_eq (r.qos, "debug");
+    ck_assert_str_eq (r.max_wallclock, "02:00:00");
+    ck_assert_str_eq (r.wall_time, "01:00:00");
+    ck_assert (r.honored);
+    resolution_clear (&r);
+    targets_destroy (t);
+    machine_destroy (m);
+
+    t = shipped_targets ("aurora", NULL, &m);
+    req = (struct resolve_request) { .nodes = 200, .min_nodes_allowed = 1 };
+    ck_assert_int_eq (resolve_job (t, &req, &r, &err), 0);
+    ck_assert_str_eq (r.queue, "capacity");
+    ck_assert_int_eq (r.effective_nodes, 16);
+    resolution_clear (&r);
+    targets_destroy (t);
+    machine_destroy (m);
+
+    /* pm-gpu's gnu build has no GPUs. */
+    t = shipped_targets ("pm-gpu", "gnu", &m);
+    ck_assert_str_eq (t->gpus_per_node, "0");
+    targets_destroy (t);
+    machine_destroy (m);
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("resolve");
@@ -728,6 +843,9 @@ int main (void)
     tcase_add_test (tc, max_wallclock_choice);
     tcase_add_test (tc, job_errors);
     tcase_add_test (tc, json_fields);
+    tcase_add_loop_test (tc, shipped_match_table, 0,
+                         sizeof (shipped) / sizeof (shipped[0]));
+    tcase_add_test (tc, shipped_examples);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
