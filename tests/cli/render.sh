@@ -54,8 +54,8 @@ expect_out "polaris placed on two hosts" \
 
 # single node
 expect_out "localhost placed with taskset" \
-    "taskset -c 2-4,6 ./run" \
-    "${R[@]}" --machine localhost --launcher-version taskset -n 1 -c 4 \
+    "taskset -c 2-4,6 mpirun -n 1 -c 4 ./run" \
+    "${R[@]}" --machine localhost --config "$BERTH_TESTDATA/render/mpirun.cfg" --launcher-version taskset -n 1 -c 4 \
     --place-nodes here --place-cores 6,2,3,4 -- ./run
 
 # JSON: argv, environment delta, supports
@@ -74,11 +74,11 @@ expect_true "json unplaced has an empty delta" python3 -c '
 import json, sys
 d = json.loads(sys.argv[1]); assert d["env"] == {"unset": [], "set": {}}, d
 ' "$out"
-expect_out "shell quoting" "srun --label -c 0 -N 1 -n 1 --cpu-bind=cores -m plane=128 ./a 'b c' 'it'\"'\"'s'" \
+expect_out "shell quoting" "srun --label -c 0 -N 1 -n 1 --cpu-bind=cores -m plane=128 ./a 'b c' 'it'\\''s'" \
     "${R[@]}" --machine pm-cpu --nodes 1 -n 1 -- ./a 'b c' "it's"
 
 # errors: a message with the figures, exit 1; JSON error object on stdout
-expect_fail "too many tasks per node" 1 "needs more nodes|more nodes" \
+expect_fail "too many tasks per node" 1 "300 tasks on 1 allocation nodes .* above max_mpi_tasks_per_node = 128: the allocation needs at least 3 nodes" \
     "${R[@]}" --machine pm-cpu --nodes 1 -n 300 -- ./a
 expect_fail "placement on a launcher that cannot place" 1 "cannot place" \
     "${R[@]}" --machine pm-cpu --nodes 1 --launcher-version none -n 1 --place-nodes a --place-cores 0 -- ./a
