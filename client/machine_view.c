@@ -113,8 +113,6 @@ void machine_view_print (json_t *view, FILE *f)
         json_array_foreach (list, i, t) {
             char range[64];
             json_t *lo = json_object_get (t, "min_nodes"), *hi = json_object_get (t, "max_nodes");
-            snprintf (range, sizeof (range), "%s-%s",
-                      json_is_integer (lo) ? "" : "", "");
             if (json_is_integer (lo) && json_is_integer (hi))
                 snprintf (range, sizeof (range), "%lld-%lld nodes",
                           (long long) json_integer_value (lo), (long long) json_integer_value (hi));
@@ -137,8 +135,10 @@ void machine_view_print (json_t *view, FILE *f)
                              str (b, "max_wallclock"));
                 fputc ('\n', f);
             }
-            else
+            else if (json_is_string (json_object_get (t, "max_wallclock")))
                 fprintf (f, ", max %s\n", str (t, "max_wallclock"));
+            else
+                fprintf (f, ", no wall-clock limit\n");
         }
     }
     fprintf (f, "[parallel] options:\n");

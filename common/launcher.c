@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "launcher.h"
+#include "run_command.h"
 
 extern char **environ;
 
@@ -191,95 +192,18 @@ misfit:
                            spec, sys, fits);
 }
 
-/* ---- Running a probe: a small stand-in for the general run_command
- * module, to be replaced by it. No shell; stdout and stderr captured
- * together; the whole process group killed after the timeout. */
-
-static long now_ms (void)
+/* `<exe> --version` through run_command (no shell, killed after the
+ * timeout); stdout then stderr in out. -1 when it did not run or exit 0. */
+static int probe_version (const char *exe, char *out, size_t size)
 {
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-/* Run argv (looked up on PATH); collect up to size-1 bytes of output in out.
- * Returns 0 with *status as from waitpid, or -1 when it could not run or
- * ran past timeout_ms (then it is killed). */
-static int probe_run_capture (char *const argv[], char *out, size_t size,
-                              int timeout_ms, int *status)
-{
-    int fds[2];
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    pid_t pid;
-    size_t len = 0;
-    int rc = -1;
-
+    const char *argv[] = { exe, "--version", NULL };
+    struct run_output res;
     out[0] = '\0';
-    if (pipe2 (fds, O_CLOEXEC) < 0)
+    if (run_command (argv, NULL, PROBE_TIMEOUT_MS / 1000.0, &res, NULL, NULL) < 0)
         return -1;
-    posix_spawn_file_actions_init (&fa);
-    posix_spawn_file_actions_addopen (&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2 (&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2 (&fa, fds[1], 2);
-    posix_spawnattr_init (&attr);
-    /* its own process group, so that a hung probe's children die with it */
-    posix_spawnattr_setpgroup (&attr, 0);
-    posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETPGROUP);
-    int e = posix_spawnp (&pid, argv[0], &fa, &attr, argv, environ);
-    posix_spawn_file_actions_destroy (&fa);
-    posix_spawnattr_destroy (&attr);
-    close (fds[1]);
-    if (e != 0) {
-        close (fds[0]);
-        return -1;
-    }
-    long deadline = now_ms () + timeout_ms;
-    bool eof = false, timed_out = false;
-    while (!eof) {
-        long left = deadline - now_ms ();
-        if (left <= 0) {
-            timed_out = true;
-            break;
-        }
-        struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-        int k = poll (&pfd, 1, (int)left);
-        if (k < 0 && errno != EINTR)
-            break;
-        if (k <= 0)
-            continue;
-        char tmp[512];
-        ssize_t r = read (fds[0], tmp, sizeof (tmp));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            eof = true;
-            break;
-        }
-        size_t keep = (size_t)r < size - 1 - len ? (size_t)r : size - 1 - len;
-        memcpy (out + len, tmp, keep);
-        len += keep;
-        out[len] = '\0';
-    }
-    close (fds[0]);
-    /* output closed (or gave up): wait for the exit, still within the deadline */
-    for (;;) {
-        pid_t w = waitpid (pid, status, WNOHANG);
-        if (w == pid) {
-            rc = timed_out ? -1 : 0;
-            break;
-        }
-        if (w < 0 && errno != EINTR)
-            break;
-        if (timed_out || now_ms () >= deadline) {
-            kill (-pid, SIGKILL);
-            while (waitpid (pid, status, 0) < 0 && errno == EINTR)
-                ;
-            break;
-        }
-        nanosleep (&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-    }
-    return rc;
+    snprintf (out, size, "%s%s", res.out, res.err);
+    run_output_free (&res);
+    return 0;
 }
 
 static bool on_path (const char *prog)
@@ -302,10 +226,8 @@ static bool on_path (const char *prog)
 static void detect_slurm (struct launcher_caps *caps)
 {
     char out[1024];
-    char *argv[] = { "srun", "--version", NULL };
-    int status, a, b, c;
-    if (probe_run_capture (argv, out, sizeof (out), PROBE_TIMEOUT_MS, &status) < 0
-        || !WIFEXITED (status) || WEXITSTATUS (status) != 0) {
+    int a, b, c;
+    if (probe_version ("srun", out, sizeof (out)) < 0) {
         caps_none (caps, "no usable srun");
         return;
     }
@@ -320,14 +242,12 @@ static void detect_pals (const char *exe, struct launcher_caps *caps)
 {
     char out[2048], word[256];
     size_t n = exe ? strcspn (exe, " ") : 0;
-    int status;
     caps_none (caps, "not pals");
     if (n == 0 || n >= sizeof (word))
         return;
     memcpy (word, exe, n);
     word[n] = '\0';
-    char *argv[] = { word, "--version", NULL };
-    if (probe_run_capture (argv, out, sizeof (out), PROBE_TIMEOUT_MS, &status) == 0
+    if (probe_version (word, out, sizeof (out)) == 0
         && launcher_output_is_pals (out)) {
         caps_none (caps, "pals");
         caps->pals = true;

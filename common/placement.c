@@ -65,8 +65,8 @@ int placement_validate (const struct placement *p, berth_error_t *err)
 }
 
 int placement_split_cores (const struct placement *p, int ntasks,
-                           int cpus_per_task, int ***task_cores,
-                           int *per_task, int **task_node,
+                           int cpus_per_task, enum split_layout layout,
+                           int ***task_cores, int *per_task, int **task_node,
                            berth_error_t *err)
 {
     if (!p || p->nnodes < 1)
@@ -80,16 +80,25 @@ int placement_split_cores (const struct placement *p, int ntasks,
     int per = cpus_per_task > 0 ? cpus_per_task : 1;
     int tpn = ntasks / p->nnodes + (ntasks % p->nnodes != 0);
 
-    /* Block fill: node i takes tasks [i*tpn, (i+1)*tpn) while any are left. */
-    for (int i = 0, left = ntasks; i < p->nnodes && left > 0; i++) {
-        int here = left < tpn ? left : tpn;
-        if ((long)here * per > p->nodes[i].ncores)
+    /* tasks on node i: block fill takes tpn while any are left; balanced
+     * gives the remainder one each to the first nodes */
+    int *count = calloc ((size_t)p->nnodes, sizeof (int));
+    if (!count)
+        return errprintf_code (err, "placement", "out of memory splitting cores");
+    for (int i = 0, left = ntasks; i < p->nnodes; i++) {
+        int here = layout == SPLIT_BLOCK
+                       ? (left < tpn ? left : tpn)
+                       : ntasks / p->nnodes + (i < ntasks % p->nnodes);
+        count[i] = here;
+        left -= here;
+        if ((long)here * per > p->nodes[i].ncores) {
+            free (count);
             return errprintf_code (err, "placement",
                                    "placement node %s has %d cores, too few for "
                                    "%d tasks x %d cpus per task = %ld",
                                    p->nodes[i].name, p->nodes[i].ncores, here, per,
                                    (long)here * per);
-        left -= here;
+        }
     }
     int **tc = malloc ((size_t)ntasks * sizeof (*tc));
     int *ids = malloc ((size_t)ntasks * (size_t)per * sizeof (int));
@@ -98,15 +107,20 @@ int placement_split_cores (const struct placement *p, int ntasks,
         free (tc);
         free (ids);
         free (tn);
+        free (count);
         return errprintf_code (err, "placement", "out of memory splitting cores");
     }
-    for (int t = 0; t < ntasks; t++) {
-        int node = t / tpn, local = t % tpn;
+    for (int t = 0, node = 0, local = 0; t < ntasks; t++, local++) {
+        while (local >= count[node]) {
+            node++;
+            local = 0;
+        }
         tc[t] = ids + (size_t)t * (size_t)per;
         memcpy (tc[t], p->nodes[node].cores + (size_t)local * (size_t)per,
                 (size_t)per * sizeof (int));
         tn[t] = node;
     }
+    free (count);
     *task_cores = tc;
     *per_task = per;
     *task_node = tn;

@@ -24,15 +24,26 @@ struct placement {
  * gpus >= 0; gpu_ids unique, non-negative, and as many as gpus when given. */
 int placement_validate (const struct placement *p, berth_error_t *err);
 
-/* Split a node's cores among its tasks: tasks per node =
- * ceil(ntasks / nnodes), nodes filled in order; each task takes the next
+/* How tasks are spread over the placement's nodes. */
+enum split_layout {
+    /* tasks per node = ceil(ntasks / nnodes), nodes filled in order (PALS
+     * --ppn, and the brief's rendering rule) */
+    SPLIT_BLOCK,
+    /* as srun spreads -n over -N: the first ntasks % nnodes nodes take one
+     * task more (800 on 13 nodes: 7 x 62 + 6 x 61) */
+    SPLIT_BALANCED,
+};
+
+/* Split a node's cores among its tasks, spread over nodes as layout says;
+ * each task takes the next
  * max(cpus_per_task,1) ids of its node's list. On success *task_cores is an
  * array of ntasks pointers into one allocation (free task_cores[0] then
  * task_cores), each of *per_task ids; task_node[i] is the node index of task i
  * (array of ntasks, caller frees). Errors name the node, its core count, and
  * tasks x cpus per task needed. */
 int placement_split_cores (const struct placement *p, int ntasks,
-                           int cpus_per_task, int ***task_cores,
+                           int cpus_per_task, enum split_layout layout,
+                           int ***task_cores,
                            int *per_task, int **task_node,
                            berth_error_t *err);
 

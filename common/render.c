@@ -239,9 +239,12 @@ struct split {
 
 static int split (const struct render *r, struct split *s, berth_error_t *err)
 {
+    /* srun spreads tasks evenly over -N nodes; PALS fills --ppn in order */
+    enum split_layout layout = r->par->system == BERTH_SYSTEM_SLURM
+                                   ? SPLIT_BALANCED : SPLIT_BLOCK;
     if (placement_split_cores (r->req->placement, r->req->ntasks,
-                               r->req->cpus_per_task, &s->cores, &s->per, &s->node,
-                               err) == 0)
+                               r->req->cpus_per_task, layout, &s->cores, &s->per,
+                               &s->node, err) == 0)
         return 0;
     if (err)
         err->code = "render";
@@ -318,9 +321,12 @@ static int slurm_same_masks (const struct render *r, const struct split *s,
                              berth_error_t *err)
 {
     const struct placement *p = r->req->placement;
-    int tpn = ceil_div (r->req->ntasks, p->nnodes);
-    for (int t = tpn; t < r->req->ntasks; t++) {
-        int local = t % tpn;
+    for (int t = 1, first = 0; t < r->req->ntasks; t++) {
+        if (s->node[t] != s->node[t - 1])
+            first = t;
+        int local = t - first;
+        if (s->node[t] == 0)
+            continue;
         char *a = hexmask_dup (s->cores[local], s->per);
         char *b = hexmask_dup (s->cores[t], s->per);
         bool same = a && b && strcmp (a, b) == 0;
@@ -346,8 +352,9 @@ static int slurm_same_masks (const struct render *r, const struct split *s,
 
 static void slurm_mask_list (struct render *r, const struct split *s)
 {
-    const struct placement *p = r->req->placement;
-    int tpn = ceil_div (r->req->ntasks, p->nnodes);
+    int tpn = 0;    /* tasks on the first node: the list every node repeats */
+    while (tpn < r->req->ntasks && s->node[tpn] == 0)
+        tpn++;
     char *out = NULL;
     size_t len;
     FILE *f = open_memstream (&out, &len);

@@ -51,17 +51,6 @@ static void strv_free (char **v)
     free (v);
 }
 
-static void placement_clear (struct placement *p)
-{
-    for (int i = 0; i < p->nnodes; i++) {
-        free (p->nodes[i].name);
-        free (p->nodes[i].cores);
-    }
-    free (p->nodes);
-    free (p->gpu_ids);
-    memset (p, 0, sizeof (*p));
-}
-
 static void env_items_free (struct env_set_item *items, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -71,36 +60,13 @@ static void env_items_free (struct env_set_item *items, int n)
     free (items);
 }
 
-static void launch_clear (struct launch *l)
-{
-    strv_free (l->argv);
-    strv_free (l->env_unset);
-    env_items_free (l->env_set, l->n_set);
-    memset (l, 0, sizeof (*l));
-}
-
-/* step.h's init/free live with the step logic; the codec keeps its own
- * copies so that it links without it. Same defaults as step.h states. */
-static void step_init (struct step_request *s)
-{
-    *s = (struct step_request){
-        .ntasks = STEP_UNSET, .min_tasks = STEP_UNSET,
-        .cpus_per_task = STEP_UNSET, .min_cpus_per_task = STEP_UNSET,
-        .cores = STEP_UNSET, .min_cores = STEP_UNSET,
-        .gpus = STEP_UNSET, .min_gpus = STEP_UNSET,
-        .gpus_per_task = STEP_UNSET, .min_gpus_per_task = STEP_UNSET,
-        .memory = STEP_UNSET, .min_memory = STEP_UNSET,
-        .may_span_nodes = STEP_UNSET, .timeout = -1,
-    };
-}
-
 void proto_request_init (struct proto_request *req, enum proto_op op)
 {
     memset (req, 0, sizeof (*req));
     req->op = op;
     switch (op) {
     case PROTO_ACQUIRE:
-        step_init (&req->acquire.step);
+        step_request_init (&req->acquire.step);
         req->acquire.wait = true;
         req->acquire.ttl = -1;
         break;
@@ -119,14 +85,13 @@ void proto_request_free (struct proto_request *req)
         return;
     switch (req->op) {
     case PROTO_ACQUIRE:
-        free (req->acquire.step.label);
-        strv_free (req->acquire.step.argv);
+        step_request_free (&req->acquire.step);
         break;
     case PROTO_RELEASE:
         free (req->release.lease);
         break;
     case PROTO_RENDER:
-        placement_clear (&req->render.placement);
+        placement_free (&req->render.placement);
         strv_free (req->render.argv);
         break;
     case PROTO_RESOURCES:
@@ -153,8 +118,8 @@ void proto_lease_free (struct proto_lease *l)
         return;
     free (l->id);
     free (l->label);
-    placement_clear (&l->placement);
-    launch_clear (&l->launch);
+    placement_free (&l->placement);
+    launch_free (&l->launch);
     env_items_free (l->env, l->nenv);
     proto_lease_init (l);
 }
@@ -417,7 +382,7 @@ static int decode_placement (const struct ctx *c, const json_t *v,
     *out = p;
     return 0;
 fail:
-    placement_clear (&p);
+    placement_free (&p);
     return -1;
 }
 
@@ -569,7 +534,7 @@ static int decode_launch (const struct ctx *c, const json_t *argv,
 oom:
     errprintf_code (c->err, PROTO_ERR_INTERNAL, "out of memory");
 fail:
-    launch_clear (&l);
+    launch_free (&l);
     return -1;
 }
 

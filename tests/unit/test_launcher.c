@@ -327,6 +327,7 @@ int main (void)
     tcase_add_checked_fixture (td, setup, teardown);
     tcase_add_test (td, detect_srun);
     tcase_add_test (td, detect_srun_missing_or_failing);
+    tcase_set_timeout (td, 30);   /* the hanging probe takes its 5 s */
     tcase_add_test (td, detect_srun_hangs);
     tcase_add_test (td, detect_pals);
     tcase_add_test (td, detect_taskset_and_login);

@@ -100,7 +100,7 @@ START_TEST (split_block_fill)
                                               (int[]){ 0, 1, 2, 3 } },
                              (int[]){ 6, 4 });
     int **tc, per, *tn;
-    ck_assert_int_eq (placement_split_cores (&p, 5, 2, &tc, &per, &tn, NULL), 0);
+    ck_assert_int_eq (placement_split_cores (&p, 5, 2, SPLIT_BLOCK, &tc, &per, &tn, NULL), 0);
     ck_assert_int_eq (per, 2);
     int want[5][2] = { { 9, 8 }, { 7, 6 }, { 5, 4 }, { 0, 1 }, { 2, 3 } };
     int wnode[5] = { 0, 0, 0, 1, 1 };
@@ -114,11 +114,62 @@ START_TEST (split_block_fill)
     free (tn);
 
     /* cpus_per_task 0 takes one core per task */
-    ck_assert_int_eq (placement_split_cores (&p, 2, 0, &tc, &per, &tn, NULL), 0);
+    ck_assert_int_eq (placement_split_cores (&p, 2, 0, SPLIT_BLOCK, &tc, &per, &tn, NULL), 0);
     ck_assert_int_eq (per, 1);
     ck_assert_int_eq (tc[0][0], 9);
     ck_assert_int_eq (tc[1][0], 0);
     ck_assert_int_eq (tn[1], 1);
+    free (tc[0]);
+    free (tc);
+    free (tn);
+    placement_free (&p);
+}
+END_TEST
+
+/* srun spreads -n over -N evenly: the remainder goes one each to the first
+ * nodes, so later nodes need fewer cores than block fill would ask for */
+START_TEST (split_balanced)
+{
+    struct placement p = mk (3, (const char *[]){ "a", "b", "c" },
+                             (const int *[]){ (int[]){ 0, 1, 2 }, (int[]){ 0, 1 },
+                                              (int[]){ 0, 1 } },
+                             (int[]){ 3, 2, 2 });
+    int **tc, per, *tn;
+    berth_error_t err;
+    ck_assert_int_eq (placement_split_cores (&p, 7, 1, SPLIT_BLOCK, &tc, &per, &tn, &err), -1);
+    ck_assert_ptr_nonnull (strstr (err.text, "node b has 2 cores, too few for 3 tasks"));
+    ck_assert_int_eq (placement_split_cores (&p, 7, 1, SPLIT_BALANCED, &tc, &per, &tn, &err), 0);
+    int wnode[7] = { 0, 0, 0, 1, 1, 2, 2 }, wcore[7] = { 0, 1, 2, 0, 1, 0, 1 };
+    for (int t = 0; t < 7; t++) {
+        ck_assert_int_eq (tn[t], wnode[t]);
+        ck_assert_int_eq (tc[t][0], wcore[t]);
+    }
+    free (tc[0]);
+    free (tc);
+    free (tn);
+    placement_free (&p);
+
+    /* 800 tasks on 13 nodes: 7 x 62 + 6 x 61 */
+    const char *names[13];
+    const int *cores[13];
+    int ncores[13];
+    static int ids[62];
+    char namebuf[13][8];
+    for (int i = 0; i < 62; i++)
+        ids[i] = i;
+    for (int i = 0; i < 13; i++) {
+        snprintf (namebuf[i], sizeof (namebuf[i]), "n%d", i);
+        names[i] = namebuf[i];
+        cores[i] = ids;
+        ncores[i] = i < 7 ? 62 : 61;
+    }
+    p = mk (13, names, cores, ncores);
+    ck_assert_int_eq (placement_split_cores (&p, 800, 1, SPLIT_BALANCED, &tc, &per, &tn, &err), 0);
+    int per_node[13] = { 0 };
+    for (int t = 0; t < 800; t++)
+        per_node[tn[t]]++;
+    for (int i = 0; i < 13; i++)
+        ck_assert_int_eq (per_node[i], i < 7 ? 62 : 61);
     free (tc[0]);
     free (tc);
     free (tn);
@@ -133,18 +184,18 @@ START_TEST (split_errors)
                              (int[]){ 4, 3 });
     int **tc = NULL, per = -1, *tn = NULL;
     berth_error_t err = { 0 };
-    ck_assert_int_eq (placement_split_cores (&p, 4, 2, &tc, &per, &tn, &err), -1);
+    ck_assert_int_eq (placement_split_cores (&p, 4, 2, SPLIT_BLOCK, &tc, &per, &tn, &err), -1);
     ck_assert_str_eq (err.text, "placement node nid7 has 3 cores, too few for "
                                 "2 tasks x 2 cpus per task = 4");
     ck_assert_ptr_null (tc);
     ck_assert_ptr_null (tn);
     ck_assert_int_eq (per, -1);
-    ck_assert_int_eq (placement_split_cores (&p, 0, 1, &tc, &per, &tn, &err), -1);
+    ck_assert_int_eq (placement_split_cores (&p, 0, 1, SPLIT_BLOCK, &tc, &per, &tn, &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "0 tasks"));
-    ck_assert_int_eq (placement_split_cores (&p, 1, -2, &tc, &per, &tn, &err), -1);
+    ck_assert_int_eq (placement_split_cores (&p, 1, -2, SPLIT_BLOCK, &tc, &per, &tn, &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "cpus per task -2 is negative"));
     /* 3 tasks on 2 nodes is 2 + 1: node a needs 2 x 3 */
-    ck_assert_int_eq (placement_split_cores (&p, 3, 3, &tc, &per, &tn, &err), -1);
+    ck_assert_int_eq (placement_split_cores (&p, 3, 3, SPLIT_BLOCK, &tc, &per, &tn, &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "node a has 4 cores, too few for 2 tasks "
                                              "x 3 cpus per task = 6"));
     placement_free (&p);
@@ -158,6 +209,7 @@ int main (void)
     tcase_add_test (tc, validate_ok);
     tcase_add_test (tc, validate_errors);
     tcase_add_test (tc, split_block_fill);
+    tcase_add_test (tc, split_balanced);
     tcase_add_test (tc, split_errors);
     suite_add_tcase (s, tc);
     return run_suite (s);

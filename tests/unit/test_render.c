@@ -426,6 +426,30 @@ START_TEST (slurm_cpu_binding)
 }
 END_TEST
 
+/* srun spreads 7 tasks over 3 nodes as 3 + 2 + 2, so the daemon gives the
+ * later nodes a prefix of the first node's ids; the mask list (which restarts
+ * on every node) is the first node's three masks */
+START_TEST (slurm_cpu_binding_balanced_nodes)
+{
+    struct launcher_caps c = caps ("slurm:20.02", BERTH_SYSTEM_SLURM);
+    struct machine_parallel m = chrysalis ();
+    struct pl s;
+    struct launch_request q = {
+        .argv = run, .ntasks = 7, .cpus_per_task = 1,
+        .placement = mkpl (&s, 3, (const char *[]){ "a", "b", "c" }, (int[]){ 0, 1, 2 }, 3,
+                           0, NULL, 0),
+    };
+    s.nodes[1].ncores = 2;
+    s.nodes[2].ncores = 2;
+    expect (&m, 3, &c, &q,
+            "srun --mpi=pmi2 -l -c 1 -N 3 -n 7 -w a,b,c --cpu-bind=mask_cpu:0x1,0x2,0x4 ./run");
+    /* block fill (3 + 3 + 1) would have needed 3 cores on node b */
+    s.nodes[0].ncores = 2;
+    expect_error (&m, 3, &c, &q, "placement node a has 2 cores, too few for 3 tasks x 1 "
+                                 "cpus per task = 3");
+}
+END_TEST
+
 START_TEST (slurm_placed_errors)
 {
     struct launcher_caps c = caps ("none", BERTH_SYSTEM_SLURM);
@@ -702,6 +726,7 @@ int main (void)
     tcase_add_test (tc, slurm_placed_env);
     tcase_add_test (tc, slurm_cpu_binding);
     tcase_add_test (tc, slurm_placed_errors);
+    tcase_add_test (tc, slurm_cpu_binding_balanced_nodes);
     tcase_add_test (tc, memory_caps);
     tcase_add_test (tc, pbs_unplaced);
     tcase_add_test (tc, pbs_placed_examples);

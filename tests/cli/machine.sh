@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# berth machine: every shipped machine described; the localhost default; the
+# allocation view with fake schedulers (no query under a local proof).
+source "$(dirname "$0")/lib.sh"
+M=("$BERTH" machine)
+
+# every shipped machine and the figures of the brief's table
+check_machine() {  # name compiler cores gpus max_mpi memory
+    local out
+    out=$("${M[@]}" --machine "$1" ${2:+--compiler "$2"} --json 2>"$TMP/stderr")
+    expect_true "machine $1 ${2:-} figures" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); name, cores, gpus, mpi, mem = sys.argv[2:]
+assert d["machine"] == name, d["machine"]
+assert d["cores_per_node"] == int(cores), ("cores", d["cores_per_node"])
+assert d["gpus_per_node"] == int(gpus), ("gpus", d["gpus_per_node"])
+assert d["parallel"]["max_mpi_tasks_per_node"] == mpi, ("max mpi", d["parallel"])
+assert str(d["memory_per_node"]) == mem, ("memory", d["memory_per_node"])
+for k in ("parallel", "account_defaults", "targets", "chosen_why", "system"):
+    assert k in d, k
+' "$out" "$1" "$3" "$4" "$5" "$6"
+}
+check_machine pm-cpu "" 128 0 128 515100
+check_machine pm-gpu "" 64 4 4 257200
+check_machine pm-gpu gnu 64 0 64 257200
+check_machine frontier "" 56 0 56 512000
+check_machine frontier craygnu-mphipcc 56 8 8 512000
+check_machine chrysalis "" 64 0 64 253000
+check_machine aurora "" 102 0 102 960000
+check_machine aurora oneapi-ifxgpu 96 12 12 960000
+check_machine polaris "" 32 4 4 480000
+check_machine polaris gnu 32 0 32 480000
+for m in compy dane chicoma-cpu improv; do
+    expect_true "machine $m loads" "${M[@]}" --machine "$m" --json
+done
+
+# targets and account defaults as the brief's table gives them
+out=$("${M[@]}" --machine pm-cpu --json)
+expect_true "pm-cpu targets and defaults" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+ad = d["account_defaults"]
+assert ad == {"account": "e3sm", "partition": None, "constraint": "cpu", "qos": "regular"}, ad
+q = {t["name"]: t for t in d["targets"]["qos"]}
+assert q["debug"]["max_nodes"] == 8 and q["debug"]["max_wallclock"] == "00:30:00", q["debug"]
+assert list(q) == ["regular", "debug", "premium"], list(q)
+' "$out"
+out=$("${M[@]}" --machine frontier --json)
+expect_true "frontier wall-clock bins" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+b = d["targets"]["partition"][0]["max_wallclock_bins"]
+assert [(x["nodes"], x["max_wallclock"]) for x in b] == [(91, "02:00:00"), (183, "06:00:00"), (9472, "12:00:00")], b
+' "$out"
+
+# the localhost default: chosen and described from this host
+out=$(env -u SLURM_JOB_ID -u PBS_JOBID -u BERTH_MACHINE "${M[@]}" --json)
+expect_true "localhost default" python3 -c '
+import json, os, sys
+d = json.loads(sys.argv[1])
+assert d["machine"] == "localhost" and d["system"] == "single_node", d
+assert "localhost" in d["chosen_why"], d["chosen_why"]
+def core(c):
+    try:
+        t = open(f"/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list").read()
+    except OSError:
+        return c
+    ids = set()
+    for part in t.strip().split(","):
+        a, _, b = part.partition("-"); ids.update(range(int(a), int(b or a) + 1))
+    return min(ids & os.sched_getaffinity(0) | {c})
+phys = {core(c) for c in os.sched_getaffinity(0)}
+assert d["cores_per_node"] == len(phys), (d["cores_per_node"], phys)
+assert d["memory_per_node"] and d["memory_per_node"] > 0, d["memory_per_node"]
+' "$out"
+out=$(env -u SLURM_JOB_ID BERTH_MACHINE=chrysalis "${M[@]}" --json)
+expect_true "BERTH_MACHINE chooses" python3 -c '
+import json, sys; d = json.loads(sys.argv[1]); assert d["machine"] == "chrysalis" and "BERTH_MACHINE" in d["chosen_why"], d
+' "$out"
+expect_true "human output names the machine first" bash -c '"$1" machine --machine pm-cpu | head -1 | grep -q "^machine *pm-cpu"' _ "$BERTH"
+
+# layering: a user file overrides one key
+printf '[parallel]\ncores_per_node = 256\nmax_mpi_tasks_per_node = 256\n' > "$TMP/ht.cfg"
+out=$("${M[@]}" --machine pm-cpu --config "$TMP/ht.cfg" --json)
+expect_true "user file overrides a key" python3 -c '
+import json, sys; d = json.loads(sys.argv[1]); assert d["cores_per_node"] == 256 and d["memory_per_node"] == 515100, d
+' "$out"
+
+# errors
+expect_fail "unknown machine lists the shipped ones" 1 "nosuch.*pm-cpu" "${M[@]}" --machine nosuch
+printf '[parallel]\nsystem = slurmish\n' > "$TMP/bad.cfg"
+expect_fail "bad system value names file and line" 1 "bad.cfg:2.*slurmish" "${M[@]}" --config "$TMP/bad.cfg"
+printf '[parallel]\ncores_per_node = ${nope}\nsystem = slurm\nparallel_executable = srun\n' > "$TMP/undef.cfg"
+expect_fail "undefined reference" 1 "undef.cfg:2.*nope" "${M[@]}" --config "$TMP/undef.cfg"
+expect_fail "unknown option" 2 "unknown" "${M[@]}" --bogus
+"${M[@]}" --machine nosuch --json > "$TMP/err.json" 2>/dev/null
+expect_true "json error object" python3 -c '
+import json, sys; d = json.load(open(sys.argv[1])); assert "nosuch" in d["error"]["message"], d
+' "$TMP/err.json"
+
+# the allocation view, with fake scheduler commands that record their calls
+mkdir -p "$TMP/bin"
+for c in squeue scontrol sinfo; do
+    printf '#!/bin/sh\necho "%s $*" >> "%s/calls"\n[ "$FAKE" = dead ] && [ %s = squeue ] && echo COMPLETED\nexit 0\n' \
+        "$c" "$TMP" "$c" > "$TMP/bin/$c"
+    chmod +x "$TMP/bin/$c"
+done
+host=$(hostname -s)
+job=(env -i PATH="$TMP/bin:/usr/bin:/bin" HOME="$TMP" SLURM_JOB_ID=77 SLURM_JOB_NUM_NODES=2)
+: > "$TMP/calls"
+out=$("${job[@]}" SLURMD_NODENAME="$host" SLURM_JOB_NODELIST="$host,nid0002" \
+      "${M[@]}" --machine pm-cpu --allocation --json 2>"$TMP/stderr")
+expect_true "live allocation: view" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["system"] == "slurm" and d["job_id"] == "77", d
+assert [n["name"] for n in d["nodes"]] == [sys.argv[2], "nid0002"], d["nodes"]
+assert "SLURMD_NODENAME" in d["liveness"], d["liveness"]
+assert d["placement_support"] in ("NONE", "CPU_BINDING", "SCHEDULER"), d
+assert d["nodes"][0]["memory_configured_mb"] == 515100, d["nodes"][0]
+' "$out" "$host"
+expect_true "live allocation: no scheduler call" test ! -s "$TMP/calls"
+: > "$TMP/calls"
+out=$("${job[@]}" FAKE=dead SLURM_JOB_NODELIST="nid[0001-0002]" \
+      "${M[@]}" --machine pm-cpu --allocation --json 2>"$TMP/stale.err")
+expect_true "stale allocation: login" python3 -c '
+import json, sys; d = json.loads(sys.argv[1]); assert d["system"] == "login" and d["mpi_allowed"] is False, d
+' "$out"
+expect_true "stale allocation: one squeue call" test "$(grep -c '^squeue' "$TMP/calls")" = 1
+expect_true "stale allocation: warning names the job" grep -q "job 77 is COMPLETED" "$TMP/stale.err"
+expect_true "human allocation view" bash -c '"$@" | grep -q "^liveness"' _ \
+    "${job[@]}" SLURMD_NODENAME="$host" SLURM_JOB_NODELIST="$host,nid0002" "${M[@]}" --machine pm-cpu --allocation
+finish
