@@ -115,37 +115,32 @@ static struct held *tally (const json_t *nodes, const json_t *leases)
 
 static void print_header (FILE *f, const json_t *st, const json_t *alloc, double now)
 {
+    const json_t *daemon = json_object_get (st, "daemon");
     const char *server = str (st, "server", NULL);
-    const char *job = str (alloc, "job", "job_id");
+    const char *job = str (alloc, "job_id", NULL);
     const char *machine = str (alloc, "machine", NULL);
-    const char *system = str (alloc, "system", "scheduler");
+    const char *system = str (alloc, "system", NULL);
+    const char *layout = str (alloc, "layout", NULL);
     char up[32] = "";
-    double started = real (alloc, "started", NULL);
-    if (started < 0)
-        started = real (st, "started", NULL);
-    double uptime = real (st, "uptime", NULL);
-    if (started > 0)
-        status_view_duration (now - started, up, sizeof (up));
-    else if (uptime >= 0)
+    double uptime = real (daemon, "uptime_s", NULL), started = real (daemon, "started", NULL);
+    if (uptime >= 0)
         status_view_duration (uptime, up, sizeof (up));
+    else if (started > 0)
+        status_view_duration (now - started, up, sizeof (up));
     fprintf (f, "%s", server ? server : "berthd");
     if (job)
         fprintf (f, " \u00b7 job %s", job);
     if (machine)
         fprintf (f, " on %s", machine);
-    if (system)
+    if (system && layout)
+        fprintf (f, " (%s, placement by %s)", system,
+                 !strcmp (layout, "scheduler") ? "scheduler" : "launcher binding");
+    else if (system)
         fprintf (f, " (%s)", system);
     if (up[0])
         fprintf (f, " \u00b7 up %s", up);
-    double left = real (alloc, "time_left", NULL);
-    double end = real (alloc, "end_time", "ends");
-    char buf[32];
-    if (left < 0 && end > 0)
-        left = end - now;
-    if (left >= 0) {
-        status_view_duration (left, buf, sizeof (buf));
-        fprintf (f, " \u00b7 time left %s", buf);
-    }
+    if (json_is_true (json_object_get (daemon, "draining")))
+        fprintf (f, " \u00b7 draining: no new leases");
     fputc ('\n', f);
 }
 
@@ -159,10 +154,10 @@ static void print_nodes (FILE *f, const json_t *nodes, const json_t *leases, boo
     if (!h)
         return;
     json_array_foreach (nodes, i, n) {
-        long long cores = num (n, "cores", NULL), free_cores = num (n, "free_cores", "cores_free");
-        long long gpus = num (n, "gpus", NULL), free_gpus = num (n, "free_gpus", "gpus_free");
-        long long mem = num (n, "memory", "memory_mb");
-        long long unb = num (n, "unbudgeted", "memory_unbudgeted");
+        long long cores = num (n, "ncores", "cores"), free_cores = num (n, "cores_free", NULL);
+        long long gpus = num (n, "gpus", NULL), free_gpus = num (n, "gpus_free", NULL);
+        long long mem = num (n, "memory_mb", NULL);
+        long long unb = num (n, "memory_unbudgeted_mb", NULL);
         long long used = free_cores >= 0 && cores >= 0 ? cores - free_cores : h[i].cores;
         long long gused = free_gpus >= 0 && gpus >= 0 ? gpus - free_gpus : h[i].gpus;
         tc += cores > 0 ? cores : 0;
@@ -185,10 +180,10 @@ static void print_nodes (FILE *f, const json_t *nodes, const json_t *leases, boo
     fprintf (f, "\n%-14s %-18s %-9s %-19s %s\n", "NODE", "CORES", "GPUS", "MEM MB", "LEASES");
     json_array_foreach (nodes, i, n) {
         const char *name = str (n, "name", "node");
-        long long cores = num (n, "cores", NULL), free_cores = num (n, "free_cores", "cores_free");
-        long long gpus = num (n, "gpus", NULL), free_gpus = num (n, "free_gpus", "gpus_free");
-        long long mem = num (n, "memory", "memory_mb");
-        long long unb = num (n, "unbudgeted", "memory_unbudgeted");
+        long long cores = num (n, "ncores", "cores"), free_cores = num (n, "cores_free", NULL);
+        long long gpus = num (n, "gpus", NULL), free_gpus = num (n, "gpus_free", NULL);
+        long long mem = num (n, "memory_mb", NULL);
+        long long unb = num (n, "memory_unbudgeted_mb", NULL);
         long long used = free_cores >= 0 && cores >= 0 ? cores - free_cores : h[i].cores;
         long long gused = free_gpus >= 0 && gpus >= 0 ? gpus - free_gpus : h[i].gpus;
         char cbuf[32], gbuf[32], mbuf[48];
@@ -223,20 +218,23 @@ static void print_leases (FILE *f, const json_t *leases, double now)
         json_array_foreach (cores, k, c)
             ncores += (long long) json_array_size (c);
         long long cap = num (l, "memory_cap", NULL), budget = num (l, "budget_mb", NULL);
-        double granted = real (l, "granted", NULL);
-        long long owner = num (l, "owner_pid", NULL);
+        double age_s = real (l, "age_s", NULL), granted = real (l, "granted", NULL);
+        long long owner = num (l, "owner_pid", "peer_pid");
+        const char *holder = str (l, "holder", NULL);
         char mem[32] = "-", age[32] = "-", own[48] = "-";
         if (cap >= 0)
             snprintf (mem, sizeof (mem), "%lld cap", cap);
         else if (budget >= 0)
             snprintf (mem, sizeof (mem), "%lld", budget);
-        if (granted > 0)
+        if (age_s >= 0)
+            status_view_duration (age_s, age, sizeof (age));
+        else if (granted > 0)
             status_view_duration (now - granted, age, sizeof (age));
         if (owner > 0)
-            snprintf (own, sizeof (own), "pid %lld%s", owner,
-                      json_is_true (json_object_get (l, "detached")) ? ", detached" : "");
-        else if (json_is_true (json_object_get (l, "detached")))
-            snprintf (own, sizeof (own), "detached");
+            snprintf (own, sizeof (own), "pid %lld%s%s", owner, holder ? ", " : "",
+                      holder ? holder : "");
+        else if (holder)
+            snprintf (own, sizeof (own), "%s", holder);
         const char *id = str (l, "lease", NULL), *label = str (l, "label", NULL);
         fprintf (f, "%-8s %-20s %-6zu %-6lld %-5lld %-9s %-8s %s\n", id ? id : "?",
                  label ? label : "-", json_array_size (json_object_get (p, "nodes")),
@@ -245,37 +243,7 @@ static void print_leases (FILE *f, const json_t *leases, double now)
     }
 }
 
-/* "16 x 2 cores on up to 2 nodes, 2 GPUs, 8000 MB" from a queued request. */
-static void needs (const json_t *q, char *buf, size_t size)
-{
-    const char *text = str (q, "needs", NULL);
-    if (text) {
-        snprintf (buf, size, "%s", text);
-        return;
-    }
-    const json_t *r = json_object_get (q, "request");
-    if (!json_is_object (r))
-        r = q;
-    long long nt = num (r, "ntasks", NULL), cpt = num (r, "cpus_per_task", NULL);
-    long long cores = num (r, "cores", NULL), gpus = num (r, "gpus", NULL);
-    long long mem = num (r, "memory", NULL);
-    size_t len = 0;
-    if (nt > 0)
-        len += (size_t) snprintf (buf + len, size - len, "%lld x %lld cores", nt,
-                                  cpt > 0 ? cpt : 1);
-    else if (cores > 0)
-        len += (size_t) snprintf (buf + len, size - len, "%lld cores", cores);
-    if (len < size && gpus > 0)
-        len += (size_t) snprintf (buf + len, size - len, "%s%lld GPUs", len ? ", " : "", gpus);
-    if (len < size && mem > 0)
-        len += (size_t) snprintf (buf + len, size - len, "%s%lld MB", len ? ", " : "", mem);
-    if (len < size && json_is_true (json_object_get (r, "local")))
-        len += (size_t) snprintf (buf + len, size - len, "%slocal", len ? ", " : "");
-    if (len == 0)
-        snprintf (buf, size, "-");
-}
-
-static void print_queue (FILE *f, const json_t *queue, double now)
+static void print_queue (FILE *f, const json_t *queue)
 {
     size_t i;
     json_t *q;
@@ -285,18 +253,15 @@ static void print_queue (FILE *f, const json_t *queue, double now)
     }
     fprintf (f, "%-8s %-20s %-30s %-8s %s\n", "WAITING", "LABEL", "NEEDS", "WAITED", "WHY");
     json_array_foreach (queue, i, q) {
-        char need[128], waited[32] = "-";
+        char waited[32] = "-";
         long long pos = num (q, "position", NULL);
-        double added = real (q, "added", "since");
-        double w = real (q, "waited", NULL);
+        double w = real (q, "waited_s", NULL);
         if (w >= 0)
             status_view_duration (w, waited, sizeof (waited));
-        else if (added > 0)
-            status_view_duration (now - added, waited, sizeof (waited));
-        needs (q, need, sizeof (need));
-        const char *label = str (q, "label", NULL), *why = str (q, "why", "reason");
+        const char *label = str (q, "label", NULL), *why = str (q, "why", NULL);
+        const char *need = str (q, "needs", NULL);
         fprintf (f, "%-8lld %-20s %-30s %-8s %s\n", pos > 0 ? pos : (long long) i + 1,
-                 label ? label : "-", need, waited, why ? why : "-");
+                 label ? label : "-", need ? need : "-", waited, why && *why ? why : "-");
     }
 }
 
@@ -309,5 +274,5 @@ void status_view_print (FILE *f, const json_t *status, double now, bool unicode)
     print_header (f, status, alloc, now);
     print_nodes (f, json_is_array (nodes) ? nodes : NULL, leases, unicode);
     print_leases (f, leases, now);
-    print_queue (f, queue, now);
+    print_queue (f, queue);
 }
