@@ -55,8 +55,7 @@ void lease_free (struct berthd *d, struct lease *ls)
     if (idmap_get (d->leases, ls->id) == ls)
         idmap_remove (d->leases, ls->id);
     placement_free (&ls->placement);
-    if (ls->launch.argv)
-        launch_free (&ls->launch);
+    launch_free (&ls->launch);
     env_free (ls->env, ls->nenv);
     free (ls->label);
     free (ls);
