@@ -47,10 +47,22 @@ int placement_validate (const struct placement *p, berth_error_t *err)
         return errprintf_code (err, "placement",
                                "placement GPUs %d is negative", p->gpus);
     if (p->gpu_ids || p->ngpu_ids) {
-        if (p->ngpu_ids != p->gpus || (p->ngpu_ids > 0 && !p->gpu_ids))
+        /* gpus is the launch's total; gpu_ids are the indices on a node, the
+         * same on every node of a spanning placement (a prefix of them where
+         * a node holds fewer): on one node exactly gpus of them. */
+        if (p->ngpu_ids > p->gpus || (long) p->ngpu_ids * p->nnodes < p->gpus
+            || (p->ngpu_ids > 0 && !p->gpu_ids)) {
+            if (p->nnodes == 1)
+                return errprintf_code (err, "placement",
+                                       "placement has %d GPUs but %d GPU ids; give "
+                                       "one id per GPU", p->gpus, p->ngpu_ids);
             return errprintf_code (err, "placement",
-                                   "placement has %d GPUs but %d GPU ids; give one "
-                                   "id per GPU", p->gpus, p->ngpu_ids);
+                                   "placement has %d GPUs on %d nodes but %d GPU "
+                                   "ids; give the ids of the GPUs on each node "
+                                   "(from %d to %d of them)", p->gpus, p->nnodes,
+                                   p->ngpu_ids, (p->gpus + p->nnodes - 1) / p->nnodes,
+                                   p->gpus);
+        }
         for (int i = 0; i < p->ngpu_ids; i++)
             if (p->gpu_ids[i] < 0)
                 return errprintf_code (err, "placement",

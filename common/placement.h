@@ -15,13 +15,16 @@ struct placement {
     struct placement_node *nodes;
     int nnodes;
     int gpus;        /* total for the launch */
-    int *gpu_ids;    /* NULL or exactly `gpus` unique indices */
+    int *gpu_ids;    /* NULL, or the unique indices used on each node (on
+                        one node exactly `gpus`; a spanning placement holds
+                        the same ids, or a prefix, on every node) */
     int ngpu_ids;
 };
 
 /* Nodes unique and non-empty names; one non-empty core set per node with
  * non-negative ids unique within the node (the same id on two nodes is fine);
- * gpus >= 0; gpu_ids unique, non-negative, and as many as gpus when given. */
+ * gpus >= 0; gpu_ids unique, non-negative, and when given as many as gpus on
+ * one node, or on n nodes from ceil(gpus / n) to gpus of them. */
 int placement_validate (const struct placement *p, berth_error_t *err);
 
 /* How tasks are spread over the placement's nodes. */

@@ -17,8 +17,7 @@
 
 #include "berthd.h"
 #include "idset.h"
-
-#define MAX_ID_GAP 100000000ULL    /* ids skipped by grants never journaled */
+#include "journal_parse.h"
 
 static void journal_path (const struct berthd *d, char *buf, size_t size,
                           const char *suffix)
@@ -62,24 +61,6 @@ static json_t *shape_json (const struct step_shape *s)
                       "memory", (json_int_t) s->memory,
                       "budget", (json_int_t) s->budget,
                       "may_span", s->may_span, "local", s->local);
-}
-
-static int shape_parse (json_t *o, struct step_shape *s)
-{
-    int mpi, span, local;
-    json_int_t mem, budget;
-    if (json_unpack (o, "{s:b s:i s:i s:i s:i s:I s:I s:b s:b}", "mpi", &mpi,
-                     "ntasks", &s->ntasks, "cpus_per_task", &s->cpus_per_task,
-                     "cores", &s->cores, "gpus", &s->gpus, "memory", &mem,
-                     "budget", &budget, "may_span", &span, "local",
-                     &local) < 0)
-        return -1;
-    s->mpi = mpi;
-    s->may_span = span;
-    s->local = local;
-    s->memory = mem;
-    s->budget = budget;
-    return 0;
 }
 
 int journal_grant (struct berthd *d, const struct lease *ls,
@@ -247,10 +228,8 @@ static int read_records (const char *path, json_t **out, off_t *good,
     int lineno = 0, rc = 0;
     while (recs && (len = getline (&line, &cap, f)) > 0) {
         lineno++;
-        json_t *r = line[len - 1] == '\n'
-                    ? json_loadb (line, (size_t) len, 0, NULL) : NULL;
-        if (!r || !json_is_object (r)) {
-            json_decref (r);
+        json_t *r = journal_parse_line (line, (size_t) len);
+        if (!r) {
             if (fgetc (f) == EOF) {
                 log_msg (LOG_WARNING, "journal %s: line %d is incomplete "
                          "(cut short by a crash); ignoring it", path, lineno);
@@ -289,38 +268,6 @@ static bool same_placement (const struct placement *a,
                        a->nodes[i].ncores * sizeof (int)))
             return false;
     return true;
-}
-
-/* Grant again what the journal granted: the same shape on the same ledger
- * state gives the same placement; ids of grants never journaled (refused
- * after placing) are skipped over. */
-static int replay_grant (struct berthd *d, json_t *rec, berth_error_t *err)
-{
-    json_int_t want;
-    json_t *shape;
-    const char *layout;
-    struct step_shape sh;
-    if (json_unpack (rec, "{s:I s:o s:s}", "id", &want, "shape", &shape,
-                     "layout", &layout) < 0 || shape_parse (shape, &sh) < 0)
-        return errprintf (err, "a grant record is unreadable");
-    enum ledger_layout lay = strcmp (layout, "scheduler") == 0
-                             ? LEDGER_SCHEDULER : LEDGER_CPU_BINDING;
-    for (uint64_t tries = 0; tries < MAX_ID_GAP; tries++) {
-        uint64_t id;
-        char why[256];
-        int rc = ledger_acquire (d->ledger, &sh, lay, &id, why, sizeof (why),
-                                 err);
-        if (rc != 0)
-            return errprintf (err, "L%lld does not fit again (%s)",
-                              (long long) want, rc < 0 ? err->text : why);
-        if (id == (uint64_t) want)
-            return 0;
-        ledger_release (d->ledger, id, NULL);
-        if (id > (uint64_t) want)
-            break;
-    }
-    return errprintf (err, "L%lld cannot be granted again under its id",
-                      (long long) want);
 }
 
 int journal_open_ledger (struct berthd *d, berth_error_t *err)
@@ -374,7 +321,8 @@ int journal_open_ledger (struct berthd *d, berth_error_t *err)
         const char *op = json_string_value (json_object_get (rec, "op"));
         json_int_t id = json_integer_value (json_object_get (rec, "id"));
         if (op && strcmp (op, "grant") == 0) {
-            if (replay_grant (d, rec, err) < 0) {
+            if (journal_replay_grant (d->ledger, rec, JOURNAL_MAX_ID_GAP,
+                                      err) < 0) {
                 errprefix (err, "replaying the journal %s: ", path);
                 goto done;
             }

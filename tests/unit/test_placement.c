@@ -92,6 +92,32 @@ START_TEST (validate_errors)
 }
 END_TEST
 
+/* Found by the ledger fuzz target: a grant spanning nodes carries the GPU
+ * total and the ids used on each node (ledger.h); validation refused it, so
+ * berthd could not render the launch of a multi-node GPU step. */
+START_TEST (validate_spanning_gpus)
+{
+    struct placement p = mk (2, (const char *[]){ "a", "b" },
+                             (const int *[]){ (int[]){ 0, 1 }, (int[]){ 0, 1 } },
+                             (int[]){ 2, 2 });
+    berth_error_t err;
+    p.gpus = 8;
+    p.gpu_ids = malloc (4 * sizeof (int));
+    for (int i = 0; i < 4; i++)
+        p.gpu_ids[i] = i;
+    p.ngpu_ids = 4;
+    ck_assert_msg (placement_validate (&p, &err) == 0, "%s", err.text);
+    p.gpus = 7;           /* a block layout: 4 on a, 3 on b */
+    ck_assert_int_eq (placement_validate (&p, NULL), 0);
+    p.gpus = 9;
+    bad (&p, "placement has 9 GPUs on 2 nodes but 4 GPU ids; give the ids of the "
+         "GPUs on each node (from 5 to 9 of them)");
+    p.gpus = 3;
+    bad (&p, "placement has 3 GPUs on 2 nodes but 4 GPU ids");
+    placement_free (&p);
+}
+END_TEST
+
 START_TEST (split_block_fill)
 {
     /* 5 tasks x 2 over 2 nodes: 3 on node a, 2 on node b, cores in list order */
@@ -208,6 +234,7 @@ int main (void)
     TCase *tc = tcase_create ("all");
     tcase_add_test (tc, validate_ok);
     tcase_add_test (tc, validate_errors);
+    tcase_add_test (tc, validate_spanning_gpus);
     tcase_add_test (tc, split_block_fill);
     tcase_add_test (tc, split_balanced);
     tcase_add_test (tc, split_errors);
