@@ -50,6 +50,8 @@ static const char usage_text[] =
 "                            to end before ending them (default 60)\n"
 "  --reclaim-grace T         after a crash, free restored connection-bound\n"
 "                            leases not released within T seconds (default 30)\n"
+"  --output-stall T          close a connection that leaves more than 1 MiB of\n"
+"                            replies unread for T seconds (default 60)\n"
 "  --help, --version\n"
 "\n"
 "Exit status: 0 stopped cleanly, 1 runtime error, 2 usage error, 3 the\n"
@@ -99,7 +101,7 @@ void berthd_check_drained (struct berthd *d)
 enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
-    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_HELP,
+    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_STALL, OPT_HELP,
     OPT_VERSION,
 };
 
@@ -118,6 +120,7 @@ static const struct option long_options[] = {
     { "starvation-seconds", required_argument, NULL, OPT_STARVE_SECS },
     { "drain-timeout", required_argument, NULL, OPT_DRAIN },
     { "reclaim-grace", required_argument, NULL, OPT_GRACE },
+    { "output-stall", required_argument, NULL, OPT_STALL },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
@@ -160,7 +163,8 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         .max_connections = 1024, .max_leases_per_conn = 1024,
         .starvation_overtakes = WAITQUEUE_DEFAULT_OVERTAKES,
         .starvation_seconds = WAITQUEUE_DEFAULT_MAX_WAIT,
-        .drain_timeout = 60, .reclaim_grace = 30, .configs = configs,
+        .drain_timeout = 60, .reclaim_grace = 30, .output_stall = 60,
+        .configs = configs,
     };
     opterr = 0;
     while ((c = getopt_long (argc, argv, ":", long_options, NULL)) != -1) {
@@ -200,6 +204,10 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
             break;
         case OPT_GRACE:
             rc = parse_seconds ("reclaim-grace", optarg, &cfg->reclaim_grace,
+                                err);
+            break;
+        case OPT_STALL:
+            rc = parse_seconds ("output-stall", optarg, &cfg->output_stall,
                                 err);
             break;
         case OPT_HELP:
@@ -457,7 +465,7 @@ static void teardown (struct berthd *d)
     ledger_destroy (d->ledger);
     ledger_destroy (d->empty);
     struct event *evs[] = { d->drain_timer, d->sched_ev, d->status_ev,
-                            d->watchdog_ev, d->poll_ev, d->sig_ev[0],
+                            d->watchdog_ev, d->poll_ev, d->hup_ev, d->sig_ev[0],
                             d->sig_ev[1], d->sig_ev[2] };
     for (size_t i = 0; i < sizeof (evs) / sizeof (evs[0]); i++)
         if (evs[i])

@@ -46,6 +46,9 @@ struct berthd_config {
     double drain_timeout;         /* seconds a drain waits for leases */
     double reclaim_grace;         /* seconds a restored connection-bound lease
                                      waits for its holder */
+    double output_stall;          /* seconds a connection may keep more than
+                                     CONN_OUTPUT_PAUSE unread before it is
+                                     closed */
 };
 
 struct conn;
@@ -89,6 +92,9 @@ struct berthd {
                  *poll_ev, *sig_ev[4];
     bool sched_busy;
     int npolled;                  /* leases whose owner is polled */
+    int nhalfclosed;              /* connections whose client has shut down
+                                     its sending side */
+    struct event *hup_ev;         /* checks those once a second */
 };
 
 /* One client connection. */
@@ -101,6 +107,10 @@ struct conn {
     bool dead;                    /* to be freed from the deferred event */
     bool closing;                 /* read no more; free once written */
     bool watching;
+    bool eof;                     /* the client sends no more (half-closed) */
+    bool paused;                  /* unread output over CONN_OUTPUT_PAUSE:
+                                     its requests wait unread */
+    struct event *stall_ev;       /* closes it if it stays paused */
     struct pending *pending;      /* the request this connection waits on */
     struct lease *leases;         /* its connection-bound leases */
     int nleases;
@@ -156,7 +166,12 @@ void log_init (void);
 void log_msg (int prio, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
-/* server.c */
+/* server.c. A connection whose unread output (replies, events) passes
+ * CONN_OUTPUT_PAUSE is not served further until its client has read it
+ * down; it is closed when it stays over for cfg.output_stall seconds, or at
+ * once past CONN_OUTPUT_MAX. */
+#define CONN_OUTPUT_PAUSE (1u << 20)
+#define CONN_OUTPUT_MAX (64u << 20)
 int server_listen (struct berthd *d, berth_error_t *err);
 void server_close (struct berthd *d);
 void conn_send (struct conn *c, json_t *msg);            /* steals msg */

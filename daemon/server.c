@@ -3,10 +3,16 @@
  * line limit, and replies. A connection is served one request at a time, in
  * order (PROTOCOL.md): while an acquire waits, later lines stay in the input
  * buffer, whose high-water mark (one line) stops reading from a client that
- * pipelines too much; nothing it sends can make berthd buffer more. */
+ * pipelines too much; nothing it sends can make berthd buffer more. Replies
+ * are bounded the same way: a client that does not read them stops being
+ * served once CONN_OUTPUT_PAUSE bytes wait for it, and is closed if it stays
+ * so (--output-stall). A client that shuts down its sending side (a
+ * half-close) is still answered; its connection ends when it holds, waits
+ * for and watches nothing, or when the client is gone altogether. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +29,6 @@
 #include "berthd.h"
 #include "sockdir.h"
 
-/* A client that does not read its replies (or a watcher that falls behind)
- * is dropped past this much unsent output. */
-#define MAX_OUTPUT (64u << 20)
-
 static void conn_drop_holdings (struct conn *c)
 {
     if (c->pending)
@@ -35,10 +37,24 @@ static void conn_drop_holdings (struct conn *c)
         leases_conn_closed (c);
 }
 
+/* Closing a Unix socket with unread input makes the client's next read
+ * fail with "connection reset" instead of end-of-file: read (and drop) what
+ * a refused client had already sent. */
+static void drain_input (struct conn *c)
+{
+    char buf[4096];
+    evutil_socket_t fd = bufferevent_getfd (c->bev);
+    for (int i = 0; fd >= 0 && i < 256; i++)
+        if (recv (fd, buf, sizeof (buf), MSG_DONTWAIT) <= 0)
+            break;
+}
+
 static void conn_free (struct conn *c)
 {
     struct berthd *d = c->d;
     conn_drop_holdings (c);
+    if (c->closing)
+        drain_input (c);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -48,6 +64,10 @@ static void conn_free (struct conn *c)
     d->nconns--;
     if (c->watching)
         d->nwatchers--;
+    if (c->eof)
+        d->nhalfclosed--;
+    if (c->stall_ev)
+        event_free (c->stall_ev);
     event_free (c->deferred);
     bufferevent_free (c->bev);
     free (c);
@@ -91,7 +111,7 @@ void conn_send (struct conn *c, json_t *msg)
         return;
     }
     size_t len = strlen (line);
-    if (evbuffer_get_length (out) + len > MAX_OUTPUT) {
+    if (evbuffer_get_length (out) + len > CONN_OUTPUT_MAX) {
         log_msg (LOG_WARNING, "connection %llu (pid %d) reads too slowly: "
                  "%zu bytes unsent; closing it", (unsigned long long) c->serial,
                  (int) c->pid, evbuffer_get_length (out));
@@ -126,6 +146,55 @@ static void too_large (struct conn *c, size_t have)
     conn_close_after_write (c);
 }
 
+static void stall_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct conn *c = arg;
+    if (c->dead || !c->paused)
+        return;
+    log_msg (LOG_WARNING, "connection %llu (pid %d) has left %zu bytes of "
+             "replies unread for %.0f s; closing it",
+             (unsigned long long) c->serial, (int) c->pid,
+             evbuffer_get_length (bufferevent_get_output (c->bev)),
+             c->d->cfg.output_stall);
+    conn_kill (c);
+}
+
+/* Too much unread output: read no more requests until the client catches
+ * up (write_cb), and close it if it does not within --output-stall. */
+static void conn_pause (struct conn *c)
+{
+    struct berthd *d = c->d;
+    struct timeval tv = seconds_tv (d->cfg.output_stall);
+    c->paused = true;
+    bufferevent_disable (c->bev, EV_READ);
+    if ((!c->stall_ev && !(c->stall_ev = evtimer_new (d->base, stall_cb, c)))
+        || evtimer_add (c->stall_ev, &tv) < 0) {
+        log_msg (LOG_ERR, "out of memory watching connection %llu; closing "
+                 "it", (unsigned long long) c->serial);
+        conn_kill (c);
+    }
+}
+
+static void conn_unpause (struct conn *c)
+{
+    c->paused = false;
+    evtimer_del (c->stall_ev);
+    if (!c->eof && !c->closing && !c->dead)
+        bufferevent_enable (c->bev, EV_READ);
+    conn_resume (c);
+}
+
+/* A half-closed connection that holds, waits for and watches nothing has
+ * had all it will get: close it once its replies are written. */
+static void conn_finish_if_idle (struct conn *c)
+{
+    if (c->eof && !c->dead && !c->closing && !c->paused && !c->pending
+        && !c->leases && !c->watching)
+        conn_close_after_write (c);
+}
+
 /* Serve the complete lines in the input buffer, in order, until one has to
  * wait. */
 static void conn_process (struct conn *c)
@@ -133,12 +202,20 @@ static void conn_process (struct conn *c)
     struct evbuffer *in = bufferevent_get_input (c->bev);
     while (!c->dead && !c->closing && !c->pending && !c->d->stopping) {
         size_t eol_len = 0;
+        if (evbuffer_get_length (bufferevent_get_output (c->bev))
+            >= CONN_OUTPUT_PAUSE) {
+            if (!c->paused)
+                conn_pause (c);
+            return;
+        }
         struct evbuffer_ptr p = evbuffer_search_eol (in, NULL, &eol_len,
                                                      EVBUFFER_EOL_LF);
         size_t have = evbuffer_get_length (in);
         if (p.pos < 0) {
             if (have > PROTO_MAX_LINE)
                 too_large (c, have);
+            else
+                conn_finish_if_idle (c);
             return;
         }
         if ((size_t) p.pos > PROTO_MAX_LINE) {
@@ -166,11 +243,75 @@ static void read_cb (struct bufferevent *bev, void *arg)
     conn_process (arg);
 }
 
+/* Called whenever the unsent output drops to CONN_OUTPUT_PAUSE / 2 or
+ * below (the write low-water mark). */
 static void write_cb (struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
-    if (c->closing && evbuffer_get_length (bufferevent_get_output (bev)) == 0)
+    size_t left = evbuffer_get_length (bufferevent_get_output (bev));
+    if (c->closing && left == 0)
         conn_kill (c);
+    else if (c->paused && !c->dead && left <= CONN_OUTPUT_PAUSE / 2)
+        conn_unpause (c);
+}
+
+/* After a read of end-of-file: has the client closed its socket (gone), or
+ * only shut down its sending side (still reading)? A Unix socket whose
+ * peer has closed reports a hang-up. */
+static bool peer_gone (struct conn *c)
+{
+    struct pollfd p = { bufferevent_getfd (c->bev), POLLIN, 0 };
+    if (p.fd < 0)
+        return true;
+    return poll (&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)) != 0;
+}
+
+static void hup_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct berthd *d = arg;
+    for (struct conn *c = d->conns; c; c = c->next) {
+        if (!c->eof || c->dead)
+            continue;
+        if (peer_gone (c)) {
+            conn_drop_holdings (c);
+            conn_kill (c);
+        }
+        else
+            conn_finish_if_idle (c);
+    }
+    if (d->nhalfclosed == 0)
+        evtimer_del (d->hup_ev);
+}
+
+/* The client will send nothing more. What it sent is still served, a last
+ * line without its newline included, and the replies written; whether it
+ * is gone altogether is checked once a second (hup_cb). */
+static void conn_half_closed (struct conn *c)
+{
+    struct berthd *d = c->d;
+    struct evbuffer *in = bufferevent_get_input (c->bev);
+    size_t have = evbuffer_get_length (in);
+    if (!c->eof) {
+        struct timeval tv = { 1, 0 };
+        c->eof = true;
+        if (d->nhalfclosed++ == 0
+            && ((!d->hup_ev && !(d->hup_ev = event_new (d->base, -1, EV_PERSIST,
+                                                         hup_cb, d)))
+                || evtimer_add (d->hup_ev, &tv) < 0))
+            log_msg (LOG_ERR, "out of memory watching half-closed "
+                     "connections");
+    }
+    if (have > 0 && have <= PROTO_MAX_LINE) {
+        struct evbuffer_ptr last;
+        char ch = '\n';
+        evbuffer_ptr_set (in, &last, have - 1, EVBUFFER_PTR_SET);
+        evbuffer_copyout_from (in, &last, &ch, 1);
+        if (ch != '\n')
+            evbuffer_add (in, "\n", 1);
+    }
+    conn_process (c);
 }
 
 static void event_cb (struct bufferevent *bev, short what, void *arg)
@@ -178,6 +319,10 @@ static void event_cb (struct bufferevent *bev, short what, void *arg)
     struct conn *c = arg;
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
         return;
+    if (!(what & BEV_EVENT_ERROR) && !c->closing && !peer_gone (c)) {
+        conn_half_closed (c);
+        return;
+    }
     /* The client is gone (or has stopped sending): what it held or waited
      * for ends now; what is still queued for it is written if it can be. */
     conn_drop_holdings (c);
@@ -241,6 +386,7 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
     /* Read at most one line past what is buffered: enough to tell a line
      * that is too long, never more. */
     bufferevent_setwatermark (c->bev, EV_READ, 0, PROTO_MAX_LINE + 1);
+    bufferevent_setwatermark (c->bev, EV_WRITE, CONN_OUTPUT_PAUSE / 2, 0);
     if (cred.uid != getuid ()) {
         log_msg (LOG_NOTICE, "refused a connection from uid %u (pid %d): "
                  "berthd serves only uid %u", (unsigned) cred.uid,

@@ -58,6 +58,8 @@ static void round_trip (char **names, int count)
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
+    if (fuzz_skip_big (data, size))
+        return 0;
     char *text = fuzz_cstr (data, size);
     char **names;
     int count;

@@ -22,6 +22,8 @@ static int cmp_int (const void *a, const void *b)
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
+    if (fuzz_skip_big (data, size))
+        return 0;
     char *text = fuzz_cstr (data, size);
     berth_error_t err;
     int *set = NULL, nset = -1;
