@@ -308,8 +308,13 @@ static void conn_half_closed (struct conn *c)
         char ch = '\n';
         evbuffer_ptr_set (in, &last, have - 1, EVBUFFER_PTR_SET);
         evbuffer_copyout_from (in, &last, &ch, 1);
-        if (ch != '\n')
+        if (ch != '\n') {
+            /* the bufferevent keeps the end of its input for the socket,
+             * which has nothing more to give */
+            evbuffer_unfreeze (in, 0);
             evbuffer_add (in, "\n", 1);
+            evbuffer_freeze (in, 0);
+        }
     }
     conn_process (c);
 }

@@ -57,7 +57,7 @@ def slurm_env(tmp, job="4242", extra=None):
 
 
 class Daemon:
-    def __init__(self, args=(), env=None, machine="pm-cpu"):
+    def __init__(self, args=(), env=None, machine="pm-cpu", wrapper=()):
         if not BERTHD or not os.access(BERTHD, os.X_OK):
             print("BERTHD is not set to the built berthd")
             sys.exit(2)
@@ -69,24 +69,25 @@ class Daemon:
         self.env = env if env is not None else slurm_env(self.dir)
         self.args = list(args)
         self.machine = machine
+        self.wrapper = list(wrapper)     # e.g. valgrind and its options
         self.proc = None
 
     def command(self):
-        cmd = [BERTHD, "--foreground", "--socket", self.sock, "--state-dir", self.state]
+        cmd = self.wrapper + [BERTHD, "--foreground", "--socket", self.sock, "--state-dir", self.state]
         if self.machine:
             cmd += ["--machine", self.machine]
         return cmd + self.args
 
-    def start(self):
+    def start(self, wait_s=5):
         self.proc = subprocess.Popen(self.command(), env=self.env, stdout=subprocess.DEVNULL,
                                      stderr=open(self.err, "a"))
-        for _ in range(200):
+        for _ in range(int(wait_s * 40)):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"berthd exited at start ({self.proc.returncode}): {self.stderr()}")
             if connectable(self.sock):
                 return self
             time.sleep(0.025)
-        raise RuntimeError("berthd did not accept connections within 5 s")
+        raise RuntimeError(f"berthd did not accept connections within {wait_s} s")
 
     def stderr(self):
         try:
@@ -217,3 +218,27 @@ def held_cores(placement):
     for node, cores in zip(placement["nodes"], placement["cores"]):
         out.update((node, c) for c in cores)
     return out
+
+
+def rss_kib(pid):
+    """Resident memory of a process, KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def open_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def raise_nofile(want):
+    """Raise this process's descriptor limit towards want (up to the hard
+    limit); returns the soft limit now in force."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < want:
+        new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]

@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""berthd against clients that fail or misbehave (issue 10, "fault injection"):
+
+- 1,000 client processes killed with SIGKILL at random points of acquire,
+  wait and release: no core leaks, no waiter is stuck, the ledger is whole;
+- berthd itself killed with SIGKILL under load and restarted on its state
+  directory, three times: no core is ever held by two clients at once,
+  judged from the clients' own records;
+- a client that sends 10,000 status requests and never reads: berthd stops
+  serving it at 1 MiB of unread replies, its memory stays bounded, others
+  are served, and it is closed after --output-stall;
+- a client that sends one byte at a time; clients that half-close after a
+  request (the reply still arrives, a lease is held until the client goes);
+  idle connections that never send anything.
+
+(kill -9 recovery itself and journal write failures are tested with the
+durability work; this file is about what clients do.)
+
+usage: BERTHD=build/daemon/berthd test_faults.py [--rounds N]
+"""
+import json
+import os
+import random
+import signal
+import socket
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (CORES_PER_NODE, NODES, Checks, Daemon, held_cores,  # noqa: E402
+                     rss_kib, status, wait_until)
+
+ALL = CORES_PER_NODE * len(NODES)
+t = Checks()
+ROUNDS = 1000
+for i, a in enumerate(sys.argv):
+    if a == "--rounds":
+        ROUNDS = int(sys.argv[i + 1])
+
+
+def totals(d):
+    s = status(d)
+    return s["allocation"]["totals"]["cores_used"], len(s["leases"]), len(s["queue"])
+
+
+# ---- clients killed at random points ----
+
+def child(sock, mode, seed):
+    """Runs in a forked process until SIGKILL."""
+    rnd = random.Random(seed)
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sock)
+        f = s.makefile("rwb")
+
+        def send(o):
+            f.write((json.dumps(o) + "\n").encode())
+            f.flush()
+        if mode == "acquire":
+            send({"op": "acquire", "id": 1, "cores": rnd.randint(1, 8), "label": "k"})
+            f.readline()
+        elif mode == "wait":
+            send({"op": "acquire", "id": 1, "cores": rnd.randint(16, 64), "label": "w"})
+            f.readline()
+        elif mode == "release":
+            send({"op": "acquire", "id": 1, "cores": 2})
+            r = json.loads(f.readline() or "{}")
+            if r.get("ok"):
+                send({"op": "release", "id": 2, "lease": r["lease"]})
+                f.readline()
+        elif mode == "detached":
+            send({"op": "acquire", "id": 1, "cores": 1, "detach": True, "ttl": 0.2})
+            f.readline()
+        else:   # pipelined: acquire, release and a waiting acquire in one write
+            f.write(b'{"op":"acquire","id":1,"cores":3}\n{"op":"release","id":2,"lease":"L1"}\n'
+                    b'{"op":"acquire","id":3,"cores":100}\n{"op":"status","id":4}\n')
+            f.flush()
+            f.readline()
+        time.sleep(10)
+    except Exception:  # noqa: BLE001
+        pass
+    os._exit(0)
+
+
+def test_killed_clients(d):
+    rnd = random.Random(10)
+    holder = d.client()
+    big = holder.request("acquire", ntasks=3 * CORES_PER_NODE, cpus_per_task=1, label="hold-3-nodes")
+    part = holder.request("acquire", cores=CORES_PER_NODE - 8, label="hold-120")
+    t.check(big.get("ok") and part.get("ok"), "the holder leaves 8 cores free", str(part)[:200])
+    base_used = ALL - 8
+    modes = ["acquire", "wait", "release", "detached", "pipelined"]
+    counts = dict.fromkeys(modes, 0)
+    sentinel = None
+    leaked_at = None
+    for r in range(ROUNDS):
+        if r == ROUNDS * 4 // 5:
+            # a live waiter for a whole node, queued behind the killed ones
+            sentinel = d.client(timeout=60)
+            sentinel.send("acquire", cores=CORES_PER_NODE, label="sentinel")
+        mode = modes[r % len(modes)]
+        counts[mode] += 1
+        pid = os.fork()
+        if pid == 0:
+            child(d.sock, mode, r)
+        time.sleep(rnd.choice([0, 0, 0.0005, 0.001, 0.002, 0.004]))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        if r % 100 == 99 and leaked_at is None:
+            # every killed client's holdings end; detached ones by their ttl
+            ok = wait_until(lambda: totals(d)[0] == base_used and totals(d)[2] == (1 if sentinel else 0),
+                            timeout=10)
+            if not ok:
+                leaked_at = (r, totals(d))
+    t.check(leaked_at is None, f"after every 100 of {ROUNDS} killed clients nothing is left held or "
+            "queued but the test's own", str(leaked_at))
+    t.check(d.alive(), f"berthd survives {ROUNDS} clients killed at random points", d.stderr())
+    print(f"killed clients: {counts}", flush=True)
+    holder.request("release", lease=part["lease"])
+    g = sentinel.reply() if sentinel else {}
+    t.check(g.get("ok") and len(g["placement"]["nodes"]) == 1,
+            "the live waiter behind them is granted once cores are freed (no stuck waiter)", str(g)[:200])
+    sentinel.close()
+    holder.close()
+    ok = wait_until(lambda: totals(d) == (0, 0, 0), timeout=10)
+    t.check(ok, "the ledger is whole at the end: no lease, no waiter, no core used", str(totals(d)))
+    c = d.client()
+    whole = c.request("acquire", ntasks=ALL, cpus_per_task=1, wait=False)
+    t.check(whole.get("ok") and len(held_cores(whole["placement"])) == ALL,
+            "the whole allocation can be granted at once", str(whole)[:200])
+    c.close()
+
+
+# ---- berthd killed under load ----
+
+class Life:
+    gen = 0         # how many times berthd was restarted
+
+
+def load_client(d, idx, stop, records, lock):
+    """Acquire, hold a moment, release, until stop; records every grant with
+    the time it arrived and the time this client stopped counting on it
+    (release sent, or berthd gone)."""
+    rnd = random.Random(1000 + idx)
+    c, mine = None, []
+    while not stop.is_set():
+        try:
+            if c is None:
+                c = d.client(timeout=30)
+            shape = rnd.choice([{"cores": rnd.randint(1, 32)},
+                                {"ntasks": rnd.randint(2, 200), "cpus_per_task": 1},
+                                {"cores": CORES_PER_NODE}])
+            gen = Life.gen
+            r = c.request("acquire", timeout=5, **shape)
+            got = time.monotonic()
+            if not r.get("ok"):
+                continue
+            rec = {"lease": r["lease"], "gen": gen, "cores": held_cores(r["placement"]),
+                   "start": got, "end": None}
+            with lock:
+                records.append(rec)
+            mine.append(rec)
+            time.sleep(rnd.uniform(0, 0.03))
+            rec["end"] = time.monotonic()
+            c.request("release", lease=r["lease"])
+            mine.remove(rec)
+        except (OSError, EOFError, ValueError):
+            now = time.monotonic()
+            for rec in mine:
+                if rec["end"] is None:
+                    rec["end"] = now
+            mine.clear()
+            if c is not None:
+                try:
+                    c.close()
+                except OSError:
+                    pass
+            c = None
+            time.sleep(0.05)
+    if c is not None:
+        c.close()
+
+
+def test_daemon_killed_under_load():
+    # The grace (3 s) is longer than any client holds a lease (30 ms): a
+    # lease restored after a crash is not given to another client while its
+    # holder could still count on it.
+    d = Daemon(args=["--reclaim-grace", "3"])
+    records, lock, stop = [], threading.Lock(), threading.Event()
+    kills = 3
+    try:
+        d.start()
+        threads = [threading.Thread(target=load_client, args=(d, i, stop, records, lock), daemon=True)
+                   for i in range(24)]
+        for th in threads:
+            th.start()
+        for _ in range(kills):
+            time.sleep(1.5)
+            d.kill9()
+            Life.gen += 1
+            time.sleep(0.2)
+            d.start(wait_s=20)
+        time.sleep(1.5)
+        stop.set()
+        for th in threads:
+            th.join(60)
+        t.check(not any(th.is_alive() for th in threads), "the load clients finish")
+        check_no_double_grant(records, kills)
+        # what the crashed lives left behind is reclaimed after the grace
+        ok = wait_until(lambda: totals(d) == (0, 0, 0), timeout=15)
+        t.check(ok, "after the load and the grace period nothing is held", str(totals(d)))
+        t.check(d.alive(), "the restarted berthd is running", d.stderr())
+    finally:
+        stop.set()
+        d.cleanup()
+
+
+def check_no_double_grant(records, kills):
+    now = time.monotonic()
+    byid = {}
+    for rec in records:
+        if rec["end"] is None:
+            rec["end"] = now
+    # per (node, core): the intervals the clients held it must not overlap
+    spans = {}
+    for rec in records:
+        for nc in rec["cores"]:
+            spans.setdefault(nc, []).append((rec["start"], rec["end"], rec["lease"], rec["gen"]))
+    overlaps = []
+    for nc, v in spans.items():
+        v.sort()
+        for a, b in zip(v, v[1:]):
+            if b[0] < a[1]:
+                overlaps.append((nc, a, b))
+    gens = {rec["gen"] for rec in records}
+    t.check(len(records) > 200 and len(gens) == kills + 1,
+            f"the clients were granted {len(records)} leases over {kills + 1} lives of berthd",
+            str(sorted(gens)))
+    t.check(not overlaps, "no core was ever held by two clients at once (clients' own records)",
+            str(overlaps[:3]))
+    # a lease id is never handed out twice while its first holder may hold it
+    for rec in records:
+        byid.setdefault(rec["lease"], []).append(rec)
+    dup = []
+    for name, v in byid.items():
+        v.sort(key=lambda r: r["start"])
+        for a, b in zip(v, v[1:]):
+            if b["start"] < a["end"]:
+                dup.append((name, a["gen"], b["gen"]))
+    t.check(not dup, "no lease id was granted to two clients at once", str(dup[:3]))
+    print(f"daemon killed {kills} times under load: {len(records)} grants checked", flush=True)
+
+
+# ---- clients that do not read, trickle, half-close, idle ----
+
+def test_never_reads():
+    d = Daemon(args=["--output-stall", "3"])
+    try:
+        d.start()
+        other = d.client()
+        before = rss_kib(d.proc.pid)
+        hog = socket.socket(socket.AF_UNIX)
+        hog.connect(d.sock)
+        hog.setblocking(False)
+        data = b"".join(b'{"op":"status","id":%d}\n' % i for i in range(10000))
+        sent, stuck = 0, 0
+        while sent < len(data) and stuck < 20:     # until berthd stops reading
+            try:
+                sent += hog.send(data[sent:sent + 65536])
+                stuck = 0
+            except BlockingIOError:
+                stuck += 1
+                time.sleep(0.01)
+        time.sleep(0.3)
+        during = rss_kib(d.proc.pid)
+        t.check(sent > 0, "the hog sent requests", str(sent))
+        print(f"never-reading client: {sent} bytes of requests sent, berthd RSS {before} -> {during} KiB",
+              flush=True)
+        r = other.request("status")
+        t.check(r.get("ok") and r["daemon"]["connections"] == 2,
+                "another client is served while the hog's replies pile up", str(r)[:200])
+        t.check(during - before < 16 * 1024,
+                f"berthd's memory stays bounded (RSS {before} KiB -> {during} KiB with "
+                f"{sent} bytes of status requests unread)")
+        # it is closed once it has left its replies unread for 3 s
+        ok = wait_until(lambda: other.request("status")["daemon"]["connections"] == 1,
+                        timeout=15, step=0.5)
+        t.check(ok, "the hog is disconnected after --output-stall 3")
+        got = b""
+        hog.setblocking(True)
+        hog.settimeout(10)
+        try:
+            while True:
+                chunk = hog.recv(1 << 20)
+                if not chunk:
+                    break
+                got += chunk
+        except OSError:
+            pass
+        n = got.count(b"\n")
+        t.check(0 < n < 10000, f"the hog got some of its replies ({n}) and then end-of-file")
+        hog.close()
+        t.check(rss_kib(d.proc.pid) - before < 16 * 1024, "berthd's memory is back near where it was",
+                f"{before} -> {rss_kib(d.proc.pid)} KiB")
+        # a slow reader that does read is not cut off
+        slow = socket.socket(socket.AF_UNIX)
+        slow.connect(d.sock)
+        slow.sendall(b"".join(b'{"op":"status","id":%d}\n' % i for i in range(2000)))
+        time.sleep(1)
+        slow.settimeout(10)
+        got = b""
+        while got.count(b"\n") < 2000:
+            chunk = slow.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+            time.sleep(0.001)
+        t.check(got.count(b"\n") == 2000, "a client that reads slowly gets every reply",
+                str(got.count(b"\n")))
+        slow.close()
+        other.close()
+        t.check(d.alive(), "berthd is still running", d.stderr())
+    finally:
+        d.cleanup()
+
+
+def test_trickle_halfclose_idle(d):
+    # one byte at a time, while another client is served in between
+    trick = socket.socket(socket.AF_UNIX)
+    trick.connect(d.sock)
+    other = d.client()
+    line = b'{"op":"acquire","id":"slow","cores":2,"label":"drip"}\n'
+    for i, b in enumerate(line):
+        trick.sendall(bytes([b]))
+        if i == 20:
+            t.check(other.request("hello").get("ok"), "others are served while a line trickles in")
+        time.sleep(0.002)
+    trick.settimeout(10)
+    r = json.loads(trick.makefile("rb").readline())
+    t.check(r.get("ok") and r.get("id") == "slow", "a request sent one byte at a time is served", str(r))
+    trick.close()
+    t.check(wait_until(lambda: totals(d)[1] == 0), "its lease ends with its connection")
+
+    # half-close after a request: the reply still arrives, then end-of-file
+    h = socket.socket(socket.AF_UNIX)
+    h.connect(d.sock)
+    h.sendall(b'{"op":"status","id":1}\n')
+    h.shutdown(socket.SHUT_WR)
+    h.settimeout(10)
+    f = h.makefile("rb")
+    r = json.loads(f.readline() or b"{}")
+    t.check(r.get("ok") and r.get("id") == 1, "a half-closed client gets its reply", str(r)[:100])
+    t.check(f.readline() == b"", "and then end-of-file")
+    f.close()
+    h.close()
+
+    # the last request without its newline is served too
+    h = socket.socket(socket.AF_UNIX)
+    h.connect(d.sock)
+    h.sendall(b'{"op":"hello","id":2}')
+    h.shutdown(socket.SHUT_WR)
+    h.settimeout(10)
+    f = h.makefile("rb")
+    r = json.loads(f.readline() or b"{}")
+    t.check(r.get("ok") and r.get("id") == 2, "a last line without newline before a half-close is served",
+            str(r))
+    f.close()
+    h.close()
+
+    # a waiting acquire, then half-close: granted later, held until the client goes
+    blocker = d.client()
+    b = blocker.request("acquire", ntasks=ALL, cpus_per_task=1)
+    h = socket.socket(socket.AF_UNIX)
+    h.connect(d.sock)
+    h.sendall(b'{"op":"acquire","id":3,"cores":5,"label":"half"}\n')
+    h.shutdown(socket.SHUT_WR)
+    t.check(wait_until(lambda: totals(d)[2] == 1), "a half-closed client's acquire waits in the queue")
+    blocker.request("release", lease=b["lease"])
+    h.settimeout(10)
+    f = h.makefile("rb")
+    r = json.loads(f.readline() or b"{}")
+    t.check(r.get("ok") and r.get("label") == "half", "and its grant arrives after the half-close", str(r)[:150])
+    time.sleep(1.5)
+    t.check(totals(d)[:2] == (5, 1), "the lease is held while the half-closed client lives", str(totals(d)))
+    f.close()
+    h.close()
+    t.check(wait_until(lambda: totals(d) == (0, 0, 0), timeout=5),
+            "and ends when it closes its socket", str(totals(d)))
+    blocker.close()
+
+    # idle connections, and one stuck in the middle of a line
+    idle = []
+    for _ in range(200):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(d.sock)
+        idle.append(s)
+    idle[0].sendall(b'{"op":"status","id":')
+    time.sleep(0.5)
+    r = other.request("acquire", cores=1, wait=False)
+    t.check(r.get("ok"), "200 idle connections and a half-sent line do not stop service", str(r)[:100])
+    s = status(d)
+    t.check(s["daemon"]["connections"] >= 201, "berthd keeps idle connections open",
+            str(s["daemon"]["connections"]))
+    for s in idle:
+        s.close()
+    t.check(wait_until(lambda: status(d)["daemon"]["connections"] <= 2), "and forgets them when they close")
+    other.close()
+
+
+def main():
+    d = Daemon()
+    try:
+        d.start()
+        test_killed_clients(d)
+        test_trickle_halfclose_idle(d)
+        t.check(d.alive(), "berthd is still running", d.stderr())
+    except Exception as e:  # noqa: BLE001
+        import traceback
+        traceback.print_exc()
+        t.check(False, "no exception", repr(e) + " " + d.stderr())
+    finally:
+        d.cleanup()
+    for fn in (test_never_reads, test_daemon_killed_under_load):
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001
+            import traceback
+            traceback.print_exc()
+            t.check(False, f"{fn.__name__} raised no exception", repr(e))
+    t.finish()
+
+
+main()
