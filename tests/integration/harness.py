@@ -242,3 +242,13 @@ def raise_nofile(want):
         new = want if hard == resource.RLIM_INFINITY else min(want, hard)
         resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def sanitized():
+    """True when the berthd under test is built with AddressSanitizer, whose
+    quarantine keeps freed memory resident: memory figures mean little."""
+    try:
+        with open(BERTHD, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False

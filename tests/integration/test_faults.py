@@ -30,7 +30,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CORES_PER_NODE, NODES, Checks, Daemon, held_cores,  # noqa: E402
-                     rss_kib, status, wait_until)
+                     rss_kib, sanitized, status, wait_until)
 
 ALL = CORES_PER_NODE * len(NODES)
 t = Checks()
@@ -281,7 +281,7 @@ def test_never_reads():
         r = other.request("status")
         t.check(r.get("ok") and r["daemon"]["connections"] == 2,
                 "another client is served while the hog's replies pile up", str(r)[:200])
-        t.check(during - before < 16 * 1024,
+        t.check(during - before < 16 * 1024 or sanitized(),
                 f"berthd's memory stays bounded (RSS {before} KiB -> {during} KiB with "
                 f"{sent} bytes of status requests unread)")
         # it is closed once it has left its replies unread for 3 s
@@ -302,7 +302,7 @@ def test_never_reads():
         n = got.count(b"\n")
         t.check(0 < n < 10000, f"the hog got some of its replies ({n}) and then end-of-file")
         hog.close()
-        t.check(rss_kib(d.proc.pid) - before < 16 * 1024, "berthd's memory is back near where it was",
+        t.check(rss_kib(d.proc.pid) - before < 16 * 1024 or sanitized(), "berthd's memory is back near where it was",
                 f"{before} -> {rss_kib(d.proc.pid)} KiB")
         # a slow reader that does read is not cut off
         slow = socket.socket(socket.AF_UNIX)
