@@ -897,10 +897,51 @@ static json_t *merge (json_t *o, const json_t *body)
     return o;
 }
 
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when s[0] does not
+ * start one (a stray continuation byte, an overlong form, a surrogate, past
+ * U+10FFFF, or cut short). */
+static int utf8_seq (const unsigned char *s)
+{
+    int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+          : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)
+        || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* Messages quote what a client sent (the parser's "near '...'", a value cut
+ * to 40 bytes): a byte that is not valid UTF-8 there would make the reply
+ * impossible to encode, and cost the client its connection. Each such byte
+ * becomes '?'. */
+static void utf8_clean (const char *in, char *out, size_t size)
+{
+    const unsigned char *p = (const unsigned char *) in;
+    size_t o = 0;
+    while (*p && o + 1 < size) {
+        int n = utf8_seq (p);
+        if (n == 0) {
+            out[o++] = '?';
+            p++;
+            continue;
+        }
+        if (o + (size_t) n >= size)
+            break;
+        memcpy (out + o, p, (size_t) n);
+        o += (size_t) n;
+        p += n;
+    }
+    out[o] = '\0';
+}
+
 json_t *proto_error_reply (json_t *id, const berth_error_t *err)
 {
     const char *code = err && err->code ? err->code : PROTO_ERR_INTERNAL;
-    const char *text = err && err->text[0] ? err->text : "unknown error";
+    char text[sizeof (err->text)];
+    utf8_clean (err && err->text[0] ? err->text : "unknown error", text, sizeof (text));
     return json_pack ("{s:O s:b s:{s:s s:s}}", "id", id ? id : json_null (), "ok", 0,
                       "error", "code", code, "message", text);
 }
@@ -998,10 +1039,11 @@ json_t *proto_event_released (double time, const char *lease, const char *label,
 
 json_t *proto_event_refused (double time, const char *label, const berth_error_t *why)
 {
+    char text[sizeof (why->text)];
+    utf8_clean (why ? why->text : "", text, sizeof (text));
     return json_pack ("{s:s s:f s:s? s:{s:s s:s}}", "event", "refused", "time", time,
                       "label", label, "error", "code",
-                      why && why->code ? why->code : PROTO_ERR_INTERNAL, "message",
-                      why ? why->text : "");
+                      why && why->code ? why->code : PROTO_ERR_INTERNAL, "message", text);
 }
 
 char *proto_line (const json_t *msg)

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test:
-#  1. gcc, warnings as errors: the whole suite (unit + command line + integration)
-#  2. clang, warnings as errors: the whole suite
-#  3. gcc with AddressSanitizer + UndefinedBehaviorSanitizer: the unit tests
+#  1. gcc, warnings as errors: the whole suite (unit, command line,
+#     integration, fuzz corpora, the 60-second soak, berthd under valgrind)
+#  2. clang, warnings as errors: the same but the soak and valgrind
+#  3. gcc with AddressSanitizer + UndefinedBehaviorSanitizer: the unit and
+#     integration tests (a real berthd under the sanitizers) and the fuzz
+#     corpora
+#  4. clang with libFuzzer (-Dfuzz=true): each fuzz target for
+#     $BERTH_FUZZ_SECONDS (default 60) seconds
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -13,16 +18,25 @@ status=0
 run() {  # name, build dir, compiler, meson test args, then setup options
     local name=$1 dir=$2 compiler=$3 targs=$4; shift 4
     echo "== $name"
+    local t0=$SECONDS
     CC=$compiler bash contrib/ci/build.sh "$dir" -Dwerror=true "$@"
     # shellcheck disable=SC2086
     if ! meson test -C "$dir" --print-errorlogs --num-processes 2 $targs; then
         status=1
     fi
+    echo "== $name: $((SECONDS - t0)) s"
 }
 run "gcc: all tests" "$out/gcc" gcc ""
-run "clang: all tests" "$out/clang" clang ""
+run "clang: all tests but soak and valgrind" "$out/clang" clang "--no-suite soak --no-suite valgrind"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run "gcc + ASan + UBSan: unit tests" "$out/asan" gcc "--suite unit" \
+    run "gcc + ASan + UBSan: unit, integration and fuzz corpus tests" "$out/asan" gcc \
+    "--suite unit --suite integration --suite fuzz" \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+echo "== clang + libFuzzer: every target for ${BERTH_FUZZ_SECONDS:-60} s"
+t0=$SECONDS
+if ! FUZZ_BUILD="$out/fuzz" bash tests/fuzz/run.sh "${BERTH_FUZZ_SECONDS:-60}"; then
+    status=1
+fi
+echo "== fuzzing: $((SECONDS - t0)) s"
 if [[ $status == 0 ]]; then echo "test-all: every suite passed"; else echo "test-all: FAILURES (see above)"; fi
 exit $status

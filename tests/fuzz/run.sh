@@ -20,7 +20,7 @@ targets=("$@")
 build=${FUZZ_BUILD:-$top/build-fuzz}
 if [[ ! -f $build/build.ninja ]]; then
     CC=clang meson setup "$build" "$top" -Dfuzz=true -Db_lundef=false \
-        -Dbuildtype=debugoptimized >"$build.setup.log" 2>&1 \
+        -Dbuildtype=debugoptimized -Dwerror=true >"$build.setup.log" 2>&1 \
         || { cat "$build.setup.log" >&2; exit 1; }
 fi
 ninja -C "$build" >"$build.build.log" 2>&1 \

@@ -149,7 +149,17 @@ class Client:
     def __init__(self, path, timeout=30):
         self.s = socket.socket(socket.AF_UNIX)
         self.s.settimeout(timeout)
-        self.s.connect(path)
+        # A full listen backlog answers EAGAIN to a socket with a timeout
+        # (it is non-blocking underneath): try again until the timeout.
+        end = time.time() + timeout
+        while True:
+            try:
+                self.s.connect(path)
+                break
+            except BlockingIOError:
+                if time.time() > end:
+                    raise
+                time.sleep(0.01)
         self.f = self.s.makefile("rwb")
         self.next_id = 1
         self.events = []

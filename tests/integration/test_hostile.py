@@ -212,6 +212,10 @@ def raw_cases():
         (b'{"op":"release","id":23,"lease":"L18446744073709551617"}', 23, "a lease id past 2^64"),
         (b'{"op":"release","id":24,"lease":"L-1"}', 24, "a negative lease id"),
         (b'\xef\xbb\xbf{"op":"status","id":25}', None, "a byte-order mark"),
+        # found by fuzzing: messages that quote invalid or cut UTF-8 once
+        # could not be encoded, and the connection was closed
+        (b'{"argv": ["./\\\xcf\xa2\x00\xf0`\x00\x00"M "0E]}', None, "a bad escape before a cut UTF-8 sequence"),
+        (('{"op":"' + "\u00e9" * 30 + '","id":26}').encode(), 26, "an unknown op cut inside a character"),
         (b"null", None, "null"), (b"42", None, "a number"), (b'"status"', None, "a string"),
         (b"{", None, "an unterminated object"), (b"   ", None, "blanks"),
     ]
