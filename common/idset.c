@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "idset.h"
+#include "text.h"
 
 #define IDSET_MAX (1 << 20)
 
@@ -82,10 +83,7 @@ static int parse_items (const char *text, bool as_set, int **ids, size_t *count,
         size_t len = end ? (size_t)(end - p) : strlen (p);
         const char *s = p;
         size_t slen = len;
-        while (slen && isspace ((unsigned char)*s))
-            s++, slen--;
-        while (slen && isspace ((unsigned char)s[slen - 1]))
-            slen--;
+        text_trim_span (&s, &slen);
         const char *dash = memchr (s, '-', slen);
         int lo, hi;
         if (dash == s) {
