@@ -45,7 +45,7 @@ ok() { passed=$((passed + 1)); printf 'ok - %s\n' "$*"; }
 not_ok() { failed=$((failed + 1)); printf 'FAIL - %s\n' "$*" | tee /dev/stderr; }
 # check DESC CMD...: ok when CMD exits 0
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-note() { printf '# %s\n' "$*"; }
+note() { printf "# %s (%ss)\n" "$*" "$SECONDS"; }
 finish() {
     echo "$slurm_test: $passed passed, $failed failed"
     [[ $failed == 0 ]]
