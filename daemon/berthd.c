@@ -1,0 +1,586 @@
+/* berthd: options, start-up (machine, allocation, ledger, journal, socket),
+ * readiness (stdout line, --print-env, sd_notify, or the parent of
+ * --detach), the event loop, and the exit codes: 0 clean stop, 1 runtime
+ * error, 2 usage error, 3 the allocation is not live, 4 the scheduler cannot
+ * be reached. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "berth_config.h"
+#include "berthd.h"
+#include "sockdir.h"
+
+static const char usage_text[] =
+"usage: berthd [options]\n"
+"Keep the ledger of this batch allocation (or of this machine) and hand out\n"
+"disjoint placements to `berth` clients over a Unix socket.\n"
+"\n"
+"  --machine NAME            machine config to use (default: detected)\n"
+"  --config FILE             extra config file, layered last (repeatable)\n"
+"  --compiler NAME           compiler section of the machine config\n"
+"  --socket PATH             socket to listen on (default: per user and job,\n"
+"                            $XDG_RUNTIME_DIR/berth/<job>.sock or\n"
+"                            /tmp/berth-<uid>/<job>.sock)\n"
+"  --state-dir DIR           journal and events log (default: beside the\n"
+"                            default socket, <job>.state); created 0700\n"
+"  --foreground              stay in the foreground (systemd, tests)\n"
+"  --detach                  run in the background once ready (default)\n"
+"  --print-env               once ready print `export BERTH_SOCKET=...` for\n"
+"                            eval; on failure print a line that fails\n"
+"  --max-connections N       open connections at once (default 1024)\n"
+"  --max-leases N            connection-bound leases per connection\n"
+"                            (default 1024)\n"
+"  --starvation-overtakes N  hold freed resources for the head of the queue\n"
+"                            once it has been overtaken N times (default 16)\n"
+"  --starvation-seconds T    ... or has waited T seconds (default 600)\n"
+"  --drain-timeout T         on shutdown, wait at most T seconds for leases\n"
+"                            to end before ending them (default 60)\n"
+"  --reclaim-grace T         after a crash, free restored connection-bound\n"
+"                            leases not released within T seconds (default 30)\n"
+"  --help, --version\n"
+"\n"
+"Exit status: 0 stopped cleanly, 1 runtime error, 2 usage error, 3 the\n"
+"allocation is not live, 4 the scheduler cannot be reached.\n";
+
+double now_wall (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double now_mono (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void berthd_stop (struct berthd *d, int code)
+{
+    if (d->stopping)
+        return;
+    d->stopping = true;
+    d->exit_code = code;
+    event_base_loopexit (d->base, NULL);
+}
+
+void berthd_check_drained (struct berthd *d)
+{
+    if (d->draining && !d->stopping && idmap_count (d->leases) == 0) {
+        log_msg (LOG_NOTICE, "drained: no lease left; stopping");
+        berthd_stop (d, BERTHD_EXIT_OK);
+    }
+}
+
+/* ---- options ---- */
+
+enum {
+    OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
+    OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
+    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_HELP,
+    OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    { "machine", required_argument, NULL, OPT_MACHINE },
+    { "config", required_argument, NULL, OPT_CONFIG },
+    { "compiler", required_argument, NULL, OPT_COMPILER },
+    { "socket", required_argument, NULL, OPT_SOCKET },
+    { "state-dir", required_argument, NULL, OPT_STATE_DIR },
+    { "foreground", no_argument, NULL, OPT_FOREGROUND },
+    { "detach", no_argument, NULL, OPT_DETACH },
+    { "print-env", no_argument, NULL, OPT_PRINT_ENV },
+    { "max-connections", required_argument, NULL, OPT_MAX_CONN },
+    { "max-leases", required_argument, NULL, OPT_MAX_LEASES },
+    { "starvation-overtakes", required_argument, NULL, OPT_OVERTAKES },
+    { "starvation-seconds", required_argument, NULL, OPT_STARVE_SECS },
+    { "drain-timeout", required_argument, NULL, OPT_DRAIN },
+    { "reclaim-grace", required_argument, NULL, OPT_GRACE },
+    { "help", no_argument, NULL, OPT_HELP },
+    { "version", no_argument, NULL, OPT_VERSION },
+    { NULL, 0, NULL, 0 },
+};
+
+static int parse_int (const char *opt, const char *v, int min, int max,
+                      int *out, berth_error_t *err)
+{
+    char *end;
+    errno = 0;
+    long n = strtol (v, &end, 10);
+    if (!*v || *end || errno || n < min || n > max)
+        return errprintf (err, "--%s wants a whole number from %d to %d, got "
+                          "'%s'", opt, min, max, v);
+    *out = (int) n;
+    return 0;
+}
+
+static int parse_seconds (const char *opt, const char *v, double *out,
+                          berth_error_t *err)
+{
+    char *end;
+    errno = 0;
+    double n = strtod (v, &end);
+    if (!*v || *end || errno || !(n >= 0) || n > PROTO_MAX_SECONDS)
+        return errprintf (err, "--%s wants seconds from 0 to %.0f, got '%s'",
+                          opt, PROTO_MAX_SECONDS, v);
+    *out = n;
+    return 0;
+}
+
+/* 1: --help or --version answered; 0: go on; -1: usage error. */
+static int parse_options (int argc, char **argv, struct berthd_config *cfg,
+                          berth_error_t *err)
+{
+    static const char *configs[64];
+    int nconfigs = 0, c;
+    bool detach = false;
+    *cfg = (struct berthd_config) {
+        .max_connections = 1024, .max_leases_per_conn = 1024,
+        .starvation_overtakes = WAITQUEUE_DEFAULT_OVERTAKES,
+        .starvation_seconds = WAITQUEUE_DEFAULT_MAX_WAIT,
+        .drain_timeout = 60, .reclaim_grace = 30, .configs = configs,
+    };
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, ":", long_options, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case OPT_MACHINE: cfg->machine = optarg; break;
+        case OPT_CONFIG:
+            if (nconfigs == 63)
+                return errprintf (err, "at most 63 --config files");
+            configs[nconfigs++] = optarg;
+            break;
+        case OPT_COMPILER: cfg->compiler = optarg; break;
+        case OPT_SOCKET: cfg->socket_path = optarg; break;
+        case OPT_STATE_DIR: cfg->state_dir = optarg; break;
+        case OPT_FOREGROUND: cfg->foreground = true; break;
+        case OPT_DETACH: detach = true; break;
+        case OPT_PRINT_ENV: cfg->print_env = true; break;
+        case OPT_MAX_CONN:
+            rc = parse_int ("max-connections", optarg, 1, 1 << 20,
+                            &cfg->max_connections, err);
+            break;
+        case OPT_MAX_LEASES:
+            rc = parse_int ("max-leases", optarg, 1, 1 << 20,
+                            &cfg->max_leases_per_conn, err);
+            break;
+        case OPT_OVERTAKES:
+            rc = parse_int ("starvation-overtakes", optarg, 0, 1 << 20,
+                            &cfg->starvation_overtakes, err);
+            break;
+        case OPT_STARVE_SECS:
+            rc = parse_seconds ("starvation-seconds", optarg,
+                                &cfg->starvation_seconds, err);
+            break;
+        case OPT_DRAIN:
+            rc = parse_seconds ("drain-timeout", optarg, &cfg->drain_timeout,
+                                err);
+            break;
+        case OPT_GRACE:
+            rc = parse_seconds ("reclaim-grace", optarg, &cfg->reclaim_grace,
+                                err);
+            break;
+        case OPT_HELP:
+            fputs (usage_text, stdout);
+            return 1;
+        case OPT_VERSION:
+            printf ("berthd %s (protocol %d)\n", BERTH_VERSION, PROTO_VERSION);
+            return 1;
+        case ':':
+            return errprintf (err, "option %s needs a value", argv[optind - 1]);
+        default:
+            return errprintf (err, "unknown option '%s'", argv[optind - 1]);
+        }
+        if (rc < 0)
+            return -1;
+    }
+    if (optind < argc)
+        return errprintf (err, "unexpected argument '%s' (berthd takes only "
+                          "options)", argv[optind]);
+    if (detach && cfg->foreground)
+        return errprintf (err, "--detach and --foreground contradict each "
+                          "other; give one");
+    configs[nconfigs] = NULL;
+    return 0;
+}
+
+/* ---- start-up ---- */
+
+static char *shell_quote (const char *s)
+{
+    size_t n = 3;
+    for (const char *p = s; *p; p++)
+        n += *p == '\'' ? 4 : 1;
+    char *q = malloc (n), *o = q;
+    if (!q)
+        return NULL;
+    *o++ = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') {
+            memcpy (o, "'\\''", 4);
+            o += 4;
+        }
+        else
+            *o++ = *p;
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return q;
+}
+
+/* For `eval "$(berthd --print-env)"`: a failure must not evaluate to
+ * nothing, or a `set -e` script runs its steps without a daemon. */
+static void print_env_failure (const char *msg)
+{
+    char text[1200];
+    snprintf (text, sizeof (text), "berthd: %s", msg);
+    char *q = shell_quote (text);
+    printf ("echo %s >&2; false\n", q ? q : "'berthd failed to start'");
+    fflush (stdout);
+    free (q);
+}
+
+static void print_ready (const struct berthd_config *cfg, const char *path)
+{
+    char *q = shell_quote (path);
+    if (cfg->print_env)
+        printf ("export BERTH_SOCKET=%s\n", q ? q : path);
+    else
+        printf ("BERTH_SOCKET=%s\n", q ? q : path);
+    fflush (stdout);
+    free (q);
+}
+
+static int exit_code_for (const char *code)
+{
+    if (code && strcmp (code, "allocation_not_live") == 0)
+        return BERTHD_EXIT_NOT_LIVE;
+    if (code && strcmp (code, "scheduler_unreachable") == 0)
+        return BERTHD_EXIT_UNREACHABLE;
+    return BERTHD_EXIT_RUNTIME;
+}
+
+/* mkdir -p with mode 0700 for what is created. */
+static int make_dirs (const char *path, berth_error_t *err)
+{
+    char buf[PATH_MAX];
+    if (snprintf (buf, sizeof (buf), "%s", path) >= (int) sizeof (buf))
+        return errprintf (err, "state directory path is too long: %s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char saved = *p;
+            *p = '\0';
+            if (mkdir (buf, 0700) < 0 && errno != EEXIST)
+                return errprintf (err, "cannot create the state directory "
+                                  "%s: %s", buf, strerror (errno));
+            *p = saved;
+            if (!saved)
+                break;
+        }
+    }
+    return 0;
+}
+
+static int setup_state_dir (struct berthd *d, berth_error_t *err)
+{
+    char buf[PATH_MAX];
+    const char *dir = d->cfg.state_dir;
+    if (!dir) {
+        size_t n = strlen (d->socket_path);
+        if (n > 5 && strcmp (d->socket_path + n - 5, ".sock") == 0)
+            n -= 5;
+        snprintf (buf, sizeof (buf), "%.*s.state", (int) n, d->socket_path);
+        dir = buf;
+    }
+    struct stat st;
+    if (make_dirs (dir, err) < 0)
+        return -1;
+    if (stat (dir, &st) < 0 || !S_ISDIR (st.st_mode))
+        return errprintf (err, "state directory %s is not a directory", dir);
+    if (st.st_uid != getuid ())
+        return errprintf (err, "state directory %s belongs to uid %u, not to "
+                          "you (uid %u); give --state-dir", dir,
+                          (unsigned) st.st_uid, (unsigned) getuid ());
+    if (!realpath (dir, d->state_dir))
+        return errprintf (err, "state directory %s: %s", dir, strerror (errno));
+    /* One daemon per state directory: its journal is the ledger's truth. */
+    char lock[PATH_MAX + 16];
+    snprintf (lock, sizeof (lock), "%s/lock", d->state_dir);
+    int fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errprintf (err, "cannot open %s: %s", lock, strerror (errno));
+    if (flock (fd, LOCK_EX | LOCK_NB) < 0) {
+        close (fd);
+        return errprintf (err, "another berthd uses the state directory %s; "
+                          "stop it first, or give another --state-dir",
+                          d->state_dir);
+    }
+    return 0;     /* the lock lives as long as the process */
+}
+
+static void signal_cb (evutil_socket_t sig, short what, void *arg)
+{
+    (void) what;
+    struct berthd *d = arg;
+    if (sig == SIGHUP) {
+        log_msg (LOG_NOTICE, "SIGHUP: reopening the events log");
+        events_reopen (d);
+        return;
+    }
+    log_msg (LOG_NOTICE, "%s received", strsignal ((int) sig));
+    dispatch_shutdown (d, d->draining);   /* a second signal forces */
+}
+
+static void raise_fd_limit (void)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit (RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int start (struct berthd *d, int *code, berth_error_t *err)
+{
+    struct machine_options mo = { d->cfg.machine, d->cfg.configs,
+                                  d->cfg.compiler };
+    struct allocation_env aenv = { .refuse_stale = true };
+    *code = BERTHD_EXIT_RUNTIME;
+    if (machine_load (&mo, &d->machine, err) < 0)
+        return -1;
+    if (allocation_discover (&d->machine->par, d->machine->name, &aenv,
+                             &d->alloc, err) < 0) {
+        *code = exit_code_for (err->code);
+        return -1;
+    }
+    for (int i = 0; i < d->alloc->nwarnings; i++)
+        log_msg (LOG_WARNING, "%s", d->alloc->warnings[i]);
+    /* A Slurm machine outside a job is a login node: launch as one. */
+    d->machine->par.system = d->alloc->system;
+
+    if (d->cfg.socket_path)
+        snprintf (d->socket_path, sizeof (d->socket_path), "%s",
+                  d->cfg.socket_path);
+    else {
+        char dir[sizeof (d->socket_path)];
+        if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
+                                  d->alloc->job_id, d->socket_path,
+                                  sizeof (d->socket_path), err) < 0)
+            return -1;
+        snprintf (dir, sizeof (dir), "%s", d->socket_path);
+        if (sockdir_secure (dirname (dir), getuid (), 1, err) < 0)
+            return -1;
+    }
+    if (strlen (d->cfg.socket_path ? d->cfg.socket_path : d->socket_path)
+        >= sizeof (d->socket_path))
+        return errprintf (err, "socket path %s is too long (at most %zu "
+                          "bytes); give a shorter --socket",
+                          d->cfg.socket_path, sizeof (d->socket_path) - 1);
+    if (setup_state_dir (d, err) < 0)
+        return -1;
+    /* A daemon already serving this socket owns it: refuse before touching
+     * anything (an activated socket is systemd's to manage). */
+    if (!getenv ("LISTEN_FDS") && sockdir_clear_stale (d->socket_path, err) < 0)
+        return -1;
+
+    launcher_detect (d->machine, &d->caps);
+    d->layout = d->caps.placement == PLACEMENT_SCHEDULER ? LEDGER_SCHEDULER
+                                                         : LEDGER_CPU_BINDING;
+    if (!(d->base = event_base_new ()))
+        return errprintf (err, "cannot create the event loop");
+    if (leases_init (d, err) < 0 || events_open (d, err) < 0
+        || journal_open_ledger (d, err) < 0)
+        return -1;
+    ledger_capacity (d->ledger, &d->capacity);
+    d->capacity.mpi_allowed = d->alloc->mpi_allowed;
+    struct waitqueue_config qc = { d->cfg.starvation_overtakes,
+                                   d->cfg.starvation_seconds };
+    if (!(d->queue = waitqueue_create (d->ledger, &qc, err)))
+        return -1;
+    int ln = d->alloc->local_node;
+    if (ln >= 0 && ln < d->alloc->nnodes && d->alloc->nodes[ln].gpus > 0)
+        d->gpu_var = d->machine->par.gpu_visible_devices_var;
+    static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+    for (int i = 0; i < 3; i++)
+        if (!(d->sig_ev[i] = evsignal_new (d->base, sigs[i], signal_cb, d))
+            || evsignal_add (d->sig_ev[i], NULL) < 0)
+            return errprintf (err, "cannot install signal handlers");
+    if (notify_init (d) < 0)
+        return errprintf (err, "out of memory setting up sd_notify");
+    if (journal_restore_leases (d, err) < 0 || server_listen (d, err) < 0)
+        return -1;
+    d->started = now_wall ();
+    return 0;
+}
+
+static void free_lease (void *value, void *arg)
+{
+    lease_free (arg, value);
+}
+
+static void teardown (struct berthd *d)
+{
+    if (d->base) {
+        server_flush_all (d);
+        server_close (d);
+        server_free_conns (d);
+    }
+    if (d->leases) {
+        idmap_each (d->leases, free_lease, d);
+        idmap_destroy (d->leases);
+    }
+    events_close (d);
+    journal_close (d);
+    waitqueue_destroy (d->queue);
+    ledger_destroy (d->ledger);
+    ledger_destroy (d->empty);
+    struct event *evs[] = { d->drain_timer, d->sched_ev, d->status_ev,
+                            d->watchdog_ev, d->poll_ev, d->sig_ev[0],
+                            d->sig_ev[1], d->sig_ev[2] };
+    for (size_t i = 0; i < sizeof (evs) / sizeof (evs[0]); i++)
+        if (evs[i])
+            event_free (evs[i]);
+    if (d->base)
+        event_base_free (d->base);
+    allocation_destroy (d->alloc);
+    machine_destroy (d->machine);
+}
+
+/* The parent of --detach: wait for the child's word, then speak for it. */
+static int wait_ready (int fd, pid_t child, const struct berthd_config *cfg)
+{
+    char buf[2048];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof (buf) - 1
+           && ((r = read (fd, buf + n, sizeof (buf) - 1 - n)) > 0
+               || (r < 0 && errno == EINTR)))
+        if (r > 0)
+            n += (size_t) r;
+    buf[n] = '\0';
+    close (fd);
+    char *nl = strchr (buf, '\n');
+    if (nl)
+        *nl = '\0';
+    int code = -1, off = 0;
+    if (sscanf (buf, "%d %n", &code, &off) < 1) {
+        int status;
+        code = BERTHD_EXIT_RUNTIME;
+        if (waitpid (child, &status, 0) == child && WIFEXITED (status)
+            && WEXITSTATUS (status) != 0)
+            code = WEXITSTATUS (status);
+        snprintf (buf, sizeof (buf), "berthd exited during start-up "
+                  "(see the messages above)");
+        off = 0;
+        if (cfg->print_env)
+            print_env_failure (buf);
+        return code;
+    }
+    if (code == 0) {
+        print_ready (cfg, buf + off);
+        return 0;
+    }
+    if (cfg->print_env)
+        print_env_failure (buf + off);
+    return code;
+}
+
+int main (int argc, char **argv)
+{
+    static struct berthd d;
+    berth_error_t err;
+    int code = 0, ready_fd = -1;
+    signal (SIGPIPE, SIG_IGN);
+    log_init ();
+    bool print_env = false;           /* known even when parsing fails */
+    for (int i = 1; i < argc; i++)
+        if (strcmp (argv[i], "--print-env") == 0)
+            print_env = true;
+    d.events_fd = d.journal_fd = -1;
+    int rc = parse_options (argc, argv, &d.cfg, &err);
+    if (rc > 0)
+        return 0;
+    if (rc < 0) {
+        fprintf (stderr, "berthd: %s (see berthd --help)\n", err.text);
+        if (print_env)
+            print_env_failure (err.text);
+        return BERTHD_EXIT_USAGE;
+    }
+    raise_fd_limit ();
+    if (!d.cfg.foreground) {
+        int p[2];
+        if (pipe2 (p, O_CLOEXEC) < 0) {
+            fprintf (stderr, "berthd: pipe: %s\n", strerror (errno));
+            return BERTHD_EXIT_RUNTIME;
+        }
+        fflush (NULL);
+        pid_t pid = fork ();
+        if (pid < 0) {
+            fprintf (stderr, "berthd: fork: %s\n", strerror (errno));
+            return BERTHD_EXIT_RUNTIME;
+        }
+        if (pid > 0) {
+            close (p[1]);
+            return wait_ready (p[0], pid, &d.cfg);
+        }
+        close (p[0]);
+        ready_fd = p[1];
+        setsid ();
+        int null = open ("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2 (null, 0);
+            dup2 (null, 1);     /* the parent's $(...) must not wait for us */
+            if (null > 2)
+                close (null);
+        }
+    }
+    if (start (&d, &code, &err) < 0) {
+        log_msg (LOG_ERR, "%s", err.text);
+        if (ready_fd >= 0)
+            dprintf (ready_fd, "%d %s\n", code, err.text);
+        else if (d.cfg.print_env)
+            print_env_failure (err.text);
+        teardown (&d);
+        return code;
+    }
+    log_msg (LOG_INFO, "serving %s%s (%s, %d node%s, placement %s) on %s",
+             d.alloc->job_id ? "job " : "this machine",
+             d.alloc->job_id ? d.alloc->job_id : "",
+             berth_system_name (d.alloc->system), d.alloc->nnodes,
+             d.alloc->nnodes == 1 ? "" : "s",
+             placement_support_name (d.caps.placement), d.socket_path);
+    notify_ready (&d);
+    if (ready_fd >= 0) {
+        char logpath[PATH_MAX + 16];
+        dprintf (ready_fd, "0 %s\n", d.socket_path);
+        close (ready_fd);
+        /* From now on nobody reads our stderr: log beside the journal. */
+        snprintf (logpath, sizeof (logpath), "%s/berthd.log", d.state_dir);
+        int fd = open (logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                       0600);
+        if (fd >= 0) {
+            dup2 (fd, 2);
+            close (fd);
+        }
+    }
+    else
+        print_ready (&d.cfg, d.socket_path);
+    event_base_dispatch (d.base);
+    code = d.exit_code;
+    teardown (&d);
+    return code;
+}

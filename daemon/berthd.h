@@ -1,0 +1,233 @@
+/* berthd's state and the functions its files share. One daemon per process:
+ * the event loop owns everything below; nothing here is thread-safe. */
+#ifndef BERTHD_H
+#define BERTHD_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <event2/event.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+
+#include "allocation.h"
+#include "codec.h"
+#include "error.h"
+#include "idmap.h"
+#include "launcher.h"
+#include "ledger.h"
+#include "machine.h"
+#include "render.h"
+#include "step.h"
+#include "waitqueue.h"
+
+/* Exit codes (40-allocation.md). */
+#define BERTHD_EXIT_OK 0
+#define BERTHD_EXIT_RUNTIME 1
+#define BERTHD_EXIT_USAGE 2
+#define BERTHD_EXIT_NOT_LIVE 3
+#define BERTHD_EXIT_UNREACHABLE 4
+
+struct berthd_config {
+    const char *machine;
+    const char **configs;         /* NULL-terminated */
+    const char *compiler;
+    const char *socket_path;      /* NULL: the default for the job */
+    const char *state_dir;        /* NULL: beside the default socket */
+    bool foreground, print_env;
+    int max_connections;
+    int max_leases_per_conn;      /* connection-bound leases one connection
+                                     may hold */
+    int starvation_overtakes;
+    double starvation_seconds;
+    double drain_timeout;         /* seconds a drain waits for leases */
+    double reclaim_grace;         /* seconds a restored connection-bound lease
+                                     waits for its holder */
+};
+
+struct conn;
+struct lease;
+struct pending;
+
+struct berthd {
+    struct berthd_config cfg;
+    struct event_base *base;
+    struct machine *machine;
+    struct allocation *alloc;
+    struct launcher_caps caps;
+    enum ledger_layout layout;    /* for steps that are launched */
+    struct ledger *ledger;
+    struct ledger *empty;         /* never holds anything: "could this ever
+                                     fit?" is asked of it */
+    struct waitqueue *queue;
+    struct step_capacity capacity;
+    const char *gpu_var;          /* visible-devices variable of the local
+                                     node, NULL when it has no GPUs */
+
+    struct idmap *leases;         /* lease id -> struct lease */
+    struct conn *conns;           /* every open connection */
+    int nconns, nwatchers;
+    uint64_t next_conn;
+    int npending;
+
+    struct evconnlistener *listener;
+    char socket_path[108];
+    bool own_socket;              /* we bound it: remove it on exit */
+    char state_dir[PATH_MAX];
+
+    int events_fd, journal_fd;
+    json_t *journal_live;         /* grant records to restore at start */
+    off_t events_start;           /* where this run's events begin */
+
+    double started;               /* wall clock */
+    bool draining, stopping;
+    int exit_code;
+    struct event *drain_timer, *sched_ev, *status_ev, *watchdog_ev,
+                 *poll_ev, *sig_ev[4];
+    bool sched_busy;
+    int npolled;                  /* leases whose owner is polled */
+};
+
+/* One client connection. */
+struct conn {
+    struct berthd *d;
+    struct bufferevent *bev;
+    uint64_t serial;
+    pid_t pid;
+    uid_t uid;
+    bool dead;                    /* to be freed from the deferred event */
+    bool closing;                 /* read no more; free once written */
+    bool watching;
+    struct pending *pending;      /* the request this connection waits on */
+    struct lease *leases;         /* its connection-bound leases */
+    int nleases;
+    struct event *deferred;
+    struct conn *prev, *next;
+};
+
+/* An acquire that is being served (waiting in the queue, or about to be
+ * granted). */
+struct pending {
+    struct conn *conn;
+    json_t *id;
+    struct proto_acquire acq;
+    struct step_shape shape;
+    enum ledger_layout layout;
+    uint64_t ticket;              /* 0 while not queued */
+    struct event *timer;          /* its wait timeout */
+    double added;                 /* monotonic */
+};
+
+struct lease {
+    uint64_t id;
+    char name[32];
+    struct conn *conn;            /* holder of a connection-bound lease;
+                                     NULL when detached or orphaned */
+    bool detached, local;
+    char *label;
+    struct step_shape shape;
+    enum ledger_layout layout;
+    struct placement placement;
+    struct launch launch;         /* argv NULL: no launch rendered */
+    struct env_set_item *env;
+    int nenv;
+    pid_t peer_pid, owner_pid;
+    uid_t uid;
+    double granted;               /* wall clock */
+    double expires;               /* wall clock; < 0: no ttl */
+    struct event *ttl_ev, *owner_ev, *grace_ev;
+    int pidfd;                    /* -1: none */
+    bool polled;                  /* owner checked by the 1 s poll */
+    struct lease *cprev, *cnext;  /* in conn->leases */
+};
+
+/* berthd.c */
+double now_wall (void);
+double now_mono (void);
+void berthd_stop (struct berthd *d, int code);   /* leave the loop */
+void berthd_check_drained (struct berthd *d);
+
+/* log.c: stderr, with syslog priority prefixes when journald reads it. */
+void log_init (void);
+void log_msg (int prio, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+/* server.c */
+int server_listen (struct berthd *d, berth_error_t *err);
+void server_close (struct berthd *d);
+void conn_send (struct conn *c, json_t *msg);            /* steals msg */
+void conn_send_error (struct conn *c, json_t *id, const char *code,
+                      const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+void conn_resume (struct conn *c);        /* read further requests soon */
+void conn_kill (struct conn *c);          /* close soon, from the loop */
+void server_flush_all (struct berthd *d);
+void server_free_conns (struct berthd *d);   /* at exit */
+
+/* dispatch.c */
+void dispatch_line (struct conn *c, const char *line, size_t len);
+void dispatch_shutdown (struct berthd *d, bool force);
+
+/* leases.c */
+void handle_acquire (struct conn *c, struct proto_request *req);
+void handle_release (struct conn *c, struct proto_request *req);
+int lease_grant (struct berthd *d, struct pending *p, uint64_t lease_id,
+                 berth_error_t *err);
+void lease_end (struct berthd *d, struct lease *ls, const char *reason);
+void lease_end_all (struct berthd *d, const char *reason);
+void leases_conn_closed (struct conn *c);
+struct lease *lease_lookup (struct berthd *d, const char *name);
+int lease_watch_owner (struct berthd *d, struct lease *ls);
+int lease_arm_ttl (struct berthd *d, struct lease *ls);
+void lease_free (struct berthd *d, struct lease *ls);
+/* The lease as the codec describes it (borrowed pointers; do not free). */
+void lease_to_proto (const struct lease *ls, bool with_env,
+                     struct proto_lease *out);
+int leases_init (struct berthd *d, berth_error_t *err);
+
+/* queue.c */
+void queue_submit (struct berthd *d, struct pending *p);
+void queue_schedule_soon (struct berthd *d);
+void queue_run (struct berthd *d);
+void queue_conn_closed (struct conn *c);
+void queue_refuse_all (struct berthd *d, const char *code, const char *msg);
+void pending_reply_error (struct berthd *d, struct pending *p,
+                          const berth_error_t *e);
+void pending_free (struct pending *p);
+
+/* status.c */
+json_t *status_allocation (struct berthd *d);
+json_t *status_leases (struct berthd *d);
+json_t *status_queue (struct berthd *d);
+json_t *status_daemon (struct berthd *d);
+json_t *resources_lease (struct berthd *d, const struct lease *ls);
+json_t *resources_allocation (struct berthd *d);
+
+/* events.c */
+int events_open (struct berthd *d, berth_error_t *err);
+void events_reopen (struct berthd *d);
+void events_close (struct berthd *d);
+void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
+int events_history (struct berthd *d, struct conn *c);
+
+/* journal.c: grants and releases, replayed after a crash. Build the ledgers
+ * (d->ledger, d->empty) as the journal left them; then, once the event loop
+ * and the queue exist, restore the lease records. */
+int journal_open_ledger (struct berthd *d, berth_error_t *err);
+int journal_restore_leases (struct berthd *d, berth_error_t *err);
+int journal_grant (struct berthd *d, const struct lease *ls,
+                   berth_error_t *err);
+int journal_release (struct berthd *d, uint64_t id, const char *reason,
+                     berth_error_t *err);
+void journal_close (struct berthd *d);
+
+/* notify.c: systemd's notification protocol (harmless without it). */
+void notify_ready (struct berthd *d);
+void notify_status_soon (struct berthd *d);
+void notify_stopping (struct berthd *d);
+int notify_init (struct berthd *d);
+
+#endif

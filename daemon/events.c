@@ -1,0 +1,112 @@
+/* The events log: one JSON line per grant, wait, release and refusal, in the
+ * state directory (events.jsonl), for `berth status` history and timelines;
+ * the same events go to every connection that watches. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "berthd.h"
+
+static int open_log (struct berthd *d, berth_error_t *err)
+{
+    char path[PATH_MAX + 16];
+    snprintf (path, sizeof (path), "%s/events.jsonl", d->state_dir);
+    int fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errprintf (err, "cannot open the events log %s: %s", path,
+                          strerror (errno));
+    return fd;
+}
+
+int events_open (struct berthd *d, berth_error_t *err)
+{
+    int fd = open_log (d, err);
+    if (fd < 0)
+        return -1;
+    d->events_fd = fd;
+    d->events_start = lseek (fd, 0, SEEK_END);
+    return 0;
+}
+
+/* SIGHUP: a log rotated away is started anew. */
+void events_reopen (struct berthd *d)
+{
+    berth_error_t err;
+    struct stat a, b;
+    int fd = open_log (d, &err);
+    if (fd < 0) {
+        log_msg (LOG_ERR, "%s; keeping the old one", err.text);
+        return;
+    }
+    bool same = d->events_fd >= 0 && fstat (d->events_fd, &a) == 0
+                && fstat (fd, &b) == 0 && a.st_dev == b.st_dev
+                && a.st_ino == b.st_ino;
+    if (d->events_fd >= 0)
+        close (d->events_fd);
+    d->events_fd = fd;
+    if (!same)
+        d->events_start = 0;
+}
+
+void events_close (struct berthd *d)
+{
+    if (d->events_fd >= 0)
+        close (d->events_fd);
+    d->events_fd = -1;
+}
+
+void events_emit (struct berthd *d, json_t *ev)
+{
+    char *line = ev ? proto_line (ev) : NULL;
+    if (!line) {
+        json_decref (ev);
+        return;
+    }
+    if (d->events_fd >= 0) {
+        size_t len = strlen (line), off = 0;
+        while (off < len) {
+            ssize_t w = write (d->events_fd, line + off, len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                log_msg (LOG_ERR, "writing the events log: %s",
+                         strerror (errno));
+                break;
+            }
+            off += (size_t) w;
+        }
+    }
+    free (line);
+    for (struct conn *c = d->nwatchers ? d->conns : NULL; c; c = c->next)
+        if (c->watching && !c->dead)
+            conn_send (c, json_incref (ev));
+    json_decref (ev);
+}
+
+/* What this run has logged so far, straight from the file. */
+int events_history (struct berthd *d, struct conn *c)
+{
+    char path[PATH_MAX + 16];
+    snprintf (path, sizeof (path), "%s/events.jsonl", d->state_dir);
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat (fd, &st) < 0) {
+        if (fd >= 0)
+            close (fd);
+        return -1;
+    }
+    if (st.st_size <= d->events_start) {
+        close (fd);
+        return 0;
+    }
+    /* evbuffer_add_file takes the descriptor over */
+    return evbuffer_add_file (bufferevent_get_output (c->bev), fd,
+                              d->events_start, st.st_size - d->events_start);
+}

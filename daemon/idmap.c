@@ -1,0 +1,116 @@
+#include <stdlib.h>
+
+#include "idmap.h"
+
+struct slot {
+    uint64_t id;                  /* 0: empty */
+    void *value;
+};
+
+struct idmap {
+    struct slot *s;
+    size_t n, cap;                /* cap: a power of two */
+};
+
+static size_t hash (uint64_t id, size_t cap)
+{
+    id ^= id >> 33;               /* ids are sequential: spread them */
+    id *= 0xff51afd7ed558ccdULL;
+    id ^= id >> 33;
+    return (size_t) id & (cap - 1);
+}
+
+struct idmap *idmap_create (void)
+{
+    struct idmap *m = calloc (1, sizeof (*m));
+    if (m && !(m->s = calloc (m->cap = 64, sizeof (*m->s)))) {
+        free (m);
+        return NULL;
+    }
+    return m;
+}
+
+void idmap_destroy (struct idmap *m)
+{
+    if (m) {
+        free (m->s);
+        free (m);
+    }
+}
+
+static size_t find (const struct idmap *m, uint64_t id)
+{
+    for (size_t i = hash (id, m->cap);; i = (i + 1) & (m->cap - 1))
+        if (m->s[i].id == id || m->s[i].id == 0)
+            return i;
+}
+
+static int grow (struct idmap *m)
+{
+    struct slot *old = m->s;
+    size_t oldcap = m->cap;
+    if (!(m->s = calloc (oldcap * 2, sizeof (*m->s)))) {
+        m->s = old;
+        return -1;
+    }
+    m->cap = oldcap * 2;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].id)
+            m->s[find (m, old[i].id)] = old[i];
+    free (old);
+    return 0;
+}
+
+int idmap_put (struct idmap *m, uint64_t id, void *value)
+{
+    if (id == 0)
+        return -1;
+    if ((m->n + 1) * 2 > m->cap && grow (m) < 0)
+        return -1;
+    size_t i = find (m, id);
+    if (!m->s[i].id)
+        m->n++;
+    m->s[i] = (struct slot) { id, value };
+    return 0;
+}
+
+void *idmap_get (const struct idmap *m, uint64_t id)
+{
+    if (id == 0)
+        return NULL;
+    size_t i = find (m, id);
+    return m->s[i].id ? m->s[i].value : NULL;
+}
+
+void *idmap_remove (struct idmap *m, uint64_t id)
+{
+    if (id == 0)
+        return NULL;
+    size_t i = find (m, id);
+    if (!m->s[i].id)
+        return NULL;
+    void *v = m->s[i].value;
+    m->s[i].id = 0;
+    m->n--;
+    /* Re-seat the rest of the probe run so that lookups still find it. */
+    for (size_t j = (i + 1) & (m->cap - 1); m->s[j].id;
+         j = (j + 1) & (m->cap - 1)) {
+        struct slot e = m->s[j];
+        m->s[j].id = 0;
+        m->s[find (m, e.id)] = e;
+    }
+    return v;
+}
+
+size_t idmap_count (const struct idmap *m)
+{
+    return m->n;
+}
+
+void idmap_each (const struct idmap *m, void (*fn) (void *value, void *arg),
+                 void *arg)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->s[i].id)
+            fn (m->s[i].value, arg);
+}

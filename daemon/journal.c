@@ -1,0 +1,530 @@
+/* The journal (50-daemon.md "Durability and faults"): every grant and release
+ * as one JSON line, appended before the client hears of it, in the state
+ * directory (journal.jsonl). After a crash, berthd rebuilds its ledger by
+ * replaying the same calls: the ledger is deterministic, so the same grants
+ * land on the same cores, and no placement is ever handed out twice. The
+ * first line records the ledger's nodes as they were built, so that a
+ * restart replays against the same figures even where the credited memory
+ * has moved since. A journal with no live lease left is set aside at start. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "berthd.h"
+#include "idset.h"
+
+#define MAX_ID_GAP 100000000ULL    /* ids skipped by grants never journaled */
+
+static void journal_path (const struct berthd *d, char *buf, size_t size,
+                          const char *suffix)
+{
+    snprintf (buf, size, "%s/journal.jsonl%s", d->state_dir, suffix);
+}
+
+static int write_line (struct berthd *d, json_t *rec, berth_error_t *err)
+{
+    char *line = rec ? proto_line (rec) : NULL;
+    json_decref (rec);
+    if (!line)
+        return errprintf (err, "out of memory writing the journal");
+    size_t len = strlen (line), off = 0;
+    while (off < len) {
+        ssize_t w = write (d->journal_fd, line + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            free (line);
+            return errprintf (err, "writing the journal in %s: %s; the "
+                              "grant is refused", d->state_dir,
+                              strerror (errno));
+        }
+        off += (size_t) w;
+    }
+    free (line);
+    return 0;
+}
+
+static const char *layout_name (enum ledger_layout l)
+{
+    return l == LEDGER_SCHEDULER ? "scheduler" : "cpu_binding";
+}
+
+static json_t *shape_json (const struct step_shape *s)
+{
+    return json_pack ("{s:b s:i s:i s:i s:i s:I s:I s:b s:b}", "mpi", s->mpi,
+                      "ntasks", s->ntasks, "cpus_per_task", s->cpus_per_task,
+                      "cores", s->cores, "gpus", s->gpus,
+                      "memory", (json_int_t) s->memory,
+                      "budget", (json_int_t) s->budget,
+                      "may_span", s->may_span, "local", s->local);
+}
+
+static int shape_parse (json_t *o, struct step_shape *s)
+{
+    int mpi, span, local;
+    json_int_t mem, budget;
+    if (json_unpack (o, "{s:b s:i s:i s:i s:i s:I s:I s:b s:b}", "mpi", &mpi,
+                     "ntasks", &s->ntasks, "cpus_per_task", &s->cpus_per_task,
+                     "cores", &s->cores, "gpus", &s->gpus, "memory", &mem,
+                     "budget", &budget, "may_span", &span, "local",
+                     &local) < 0)
+        return -1;
+    s->mpi = mpi;
+    s->may_span = span;
+    s->local = local;
+    s->memory = mem;
+    s->budget = budget;
+    return 0;
+}
+
+int journal_grant (struct berthd *d, const struct lease *ls,
+                   berth_error_t *err)
+{
+    struct proto_lease pl;
+    lease_to_proto (ls, true, &pl);
+    json_t *lj = proto_lease_json (&pl);
+    json_t *rec = lj ? json_pack ("{s:s s:I s:f s:o s:s s:b s:o s:i s:i s:i "
+                                  "s:o}", "op", "grant",
+                                  "id", (json_int_t) ls->id, "time", ls->granted,
+                                  "shape", shape_json (&ls->shape),
+                                  "layout", layout_name (ls->layout),
+                                  "detached", ls->detached,
+                                  "expires", ls->expires >= 0
+                                             ? json_real (ls->expires)
+                                             : json_null (),
+                                  "owner", (int) ls->owner_pid,
+                                  "peer_pid", (int) ls->peer_pid,
+                                  "uid", (int) ls->uid, "lease", lj)
+                     : NULL;
+    if (!rec)
+        return errprintf (err, "out of memory journaling %s", ls->name);
+    return write_line (d, rec, err);
+}
+
+int journal_release (struct berthd *d, uint64_t id, const char *reason,
+                     berth_error_t *err)
+{
+    if (d->journal_fd < 0)
+        return 0;
+    return write_line (d, json_pack ("{s:s s:I s:f s:s}", "op", "release",
+                                     "id", (json_int_t) id, "time", now_wall (),
+                                     "reason", reason), err);
+}
+
+void journal_close (struct berthd *d)
+{
+    if (d->journal_fd >= 0)
+        close (d->journal_fd);
+    d->journal_fd = -1;
+    json_decref (d->journal_live);
+    d->journal_live = NULL;
+}
+
+/* ---- the ledger's nodes ---- */
+
+struct specs {
+    struct ledger_node_spec *v;
+    int n, local;
+    int **cores;
+};
+
+static void specs_free (struct specs *s)
+{
+    for (int i = 0; s->cores && i < s->n; i++)
+        free (s->cores[i]);
+    free (s->cores);
+    free (s->v);
+    memset (s, 0, sizeof (*s));
+}
+
+static int specs_from_alloc (const struct allocation *a, struct specs *s,
+                             berth_error_t *err)
+{
+    s->n = a->nnodes;
+    s->local = a->local_node;
+    s->v = calloc ((size_t) a->nnodes, sizeof (*s->v));
+    if (!s->v)
+        return errprintf (err, "out of memory");
+    for (int i = 0; i < a->nnodes; i++) {
+        const struct allocation_node *an = &a->nodes[i];
+        s->v[i] = (struct ledger_node_spec) {
+            an->name, an->core_ids, an->ncores, an->gpus,
+            an->memory_credited_mb };
+    }
+    return 0;
+}
+
+/* The nodes recorded by a journal, when they are the allocation's. */
+static int specs_from_start (json_t *start, const struct allocation *a,
+                             struct specs *s, berth_error_t *err)
+{
+    json_t *nodes, *jobj;
+    if (json_unpack (start, "{s:o s:i s:o}", "job", &jobj, "local_node",
+                     &s->local, "nodes", &nodes) < 0 || !json_is_array (nodes))
+        return errprintf (err, "its first line does not describe the ledger");
+    const char *job = json_string_value (jobj);
+    if ((job == NULL) != (a->job_id == NULL)
+        || (job && strcmp (job, a->job_id) != 0))
+        return errprintf (err, "it belongs to job %s, not to %s",
+                          job ? job : "(none)", a->job_id ? a->job_id : "(none)");
+    if ((int) json_array_size (nodes) != a->nnodes)
+        return errprintf (err, "it records %zu nodes; the allocation has %d",
+                          json_array_size (nodes), a->nnodes);
+    s->n = a->nnodes;
+    s->v = calloc ((size_t) s->n, sizeof (*s->v));
+    s->cores = calloc ((size_t) s->n, sizeof (*s->cores));
+    if (!s->v || !s->cores)
+        return errprintf (err, "out of memory");
+    for (int i = 0; i < s->n; i++) {
+        const char *name, *cores;
+        int gpus, ncores;
+        json_int_t mem;
+        berth_error_t e;
+        if (json_unpack (json_array_get (nodes, i), "{s:s s:s s:i s:I}",
+                         "name", &name, "cores", &cores, "gpus", &gpus,
+                         "memory", &mem) < 0)
+            return errprintf (err, "node %d of its first line is unreadable", i);
+        if (strcmp (name, a->nodes[i].name) != 0)
+            return errprintf (err, "its node %d is %s; the allocation's is %s",
+                              i, name, a->nodes[i].name);
+        if (idset_parse (cores, &s->cores[i], &ncores, &e) < 0)
+            return errprintf (err, "node %s: %s", name, e.text);
+        s->v[i] = (struct ledger_node_spec) {
+            a->nodes[i].name, s->cores[i], ncores, gpus, mem };
+    }
+    return 0;
+}
+
+static json_t *start_record (const struct berthd *d, const struct specs *s)
+{
+    json_t *nodes = json_array ();
+    for (int i = 0; nodes && i < s->n; i++) {
+        char *ids = malloc ((size_t) s->v[i].ncores * 9 + 1);
+        if (!ids || idset_format (s->v[i].cores, s->v[i].ncores, ids,
+                                  (size_t) s->v[i].ncores * 9 + 1) < 0
+            || json_array_append_new (nodes, json_pack (
+                   "{s:s s:s s:i s:I}", "name", s->v[i].name, "cores", ids,
+                   "gpus", s->v[i].gpus, "memory",
+                   (json_int_t) s->v[i].memory)) < 0) {
+            free (ids);
+            json_decref (nodes);
+            return NULL;
+        }
+        free (ids);
+    }
+    return nodes ? json_pack ("{s:s s:f s:i s:s? s:i s:o}", "op", "start",
+                              "time", now_wall (), "pid", (int) getpid (),
+                              "job", d->alloc->job_id, "local_node", s->local,
+                              "nodes", nodes)
+                 : NULL;
+}
+
+/* ---- reading ---- */
+
+/* Records of a journal file, in order. A last line cut short by a crash is
+ * dropped (and cut from the file); *good is where the whole lines end. */
+static int read_records (const char *path, json_t **out, off_t *good,
+                         berth_error_t *err)
+{
+    FILE *f = fopen (path, "re");
+    *out = NULL;
+    *good = 0;
+    if (!f) {
+        if (errno == ENOENT)
+            return 0;
+        return errprintf (err, "cannot read the journal %s: %s", path,
+                          strerror (errno));
+    }
+    json_t *recs = json_array ();
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0, rc = 0;
+    while (recs && (len = getline (&line, &cap, f)) > 0) {
+        lineno++;
+        json_t *r = line[len - 1] == '\n'
+                    ? json_loadb (line, (size_t) len, 0, NULL) : NULL;
+        if (!r || !json_is_object (r)) {
+            json_decref (r);
+            if (fgetc (f) == EOF) {
+                log_msg (LOG_WARNING, "journal %s: line %d is incomplete "
+                         "(cut short by a crash); ignoring it", path, lineno);
+                break;
+            }
+            rc = errprintf (err, "journal %s: line %d is not a JSON object; "
+                            "move the state directory aside to start afresh",
+                            path, lineno);
+            break;
+        }
+        json_array_append_new (recs, r);
+        *good += len;
+    }
+    free (line);
+    fclose (f);
+    if (rc < 0 || !recs) {
+        json_decref (recs);
+        return rc < 0 ? rc : errprintf (err, "out of memory");
+    }
+    *out = recs;
+    return 0;
+}
+
+static bool same_placement (const struct placement *a,
+                            const struct placement *b)
+{
+    if (a->nnodes != b->nnodes || a->gpus != b->gpus
+        || a->ngpu_ids != b->ngpu_ids
+        || (a->ngpu_ids && memcmp (a->gpu_ids, b->gpu_ids,
+                                   a->ngpu_ids * sizeof (int))))
+        return false;
+    for (int i = 0; i < a->nnodes; i++)
+        if (strcmp (a->nodes[i].name, b->nodes[i].name) != 0
+            || a->nodes[i].ncores != b->nodes[i].ncores
+            || memcmp (a->nodes[i].cores, b->nodes[i].cores,
+                       a->nodes[i].ncores * sizeof (int)))
+            return false;
+    return true;
+}
+
+/* Grant again what the journal granted: the same shape on the same ledger
+ * state gives the same placement; ids of grants never journaled (refused
+ * after placing) are skipped over. */
+static int replay_grant (struct berthd *d, json_t *rec, berth_error_t *err)
+{
+    json_int_t want;
+    json_t *shape;
+    const char *layout;
+    struct step_shape sh;
+    if (json_unpack (rec, "{s:I s:o s:s}", "id", &want, "shape", &shape,
+                     "layout", &layout) < 0 || shape_parse (shape, &sh) < 0)
+        return errprintf (err, "a grant record is unreadable");
+    enum ledger_layout lay = strcmp (layout, "scheduler") == 0
+                             ? LEDGER_SCHEDULER : LEDGER_CPU_BINDING;
+    for (uint64_t tries = 0; tries < MAX_ID_GAP; tries++) {
+        uint64_t id;
+        char why[256];
+        int rc = ledger_acquire (d->ledger, &sh, lay, &id, why, sizeof (why),
+                                 err);
+        if (rc != 0)
+            return errprintf (err, "L%lld does not fit again (%s)",
+                              (long long) want, rc < 0 ? err->text : why);
+        if (id == (uint64_t) want)
+            return 0;
+        ledger_release (d->ledger, id, NULL);
+        if (id > (uint64_t) want)
+            break;
+    }
+    return errprintf (err, "L%lld cannot be granted again under its id",
+                      (long long) want);
+}
+
+int journal_open_ledger (struct berthd *d, berth_error_t *err)
+{
+    char path[PATH_MAX + 32], aside[PATH_MAX + 32];
+    journal_path (d, path, sizeof (path), "");
+    journal_path (d, aside, sizeof (aside), ".prev");
+    json_t *recs = NULL, *live = json_object ();
+    struct specs s = { 0 };
+    off_t good = 0;
+    int rc = -1;
+    size_t i;
+    json_t *rec;
+    if (!live || read_records (path, &recs, &good, err) < 0)
+        goto done;
+    /* Which leases are still live, and is the journal this allocation's? */
+    json_array_foreach (recs, i, rec) {
+        const char *op = json_string_value (json_object_get (rec, "op"));
+        char key[32];
+        snprintf (key, sizeof (key), "%lld", (long long) json_integer_value (
+                                                 json_object_get (rec, "id")));
+        if (op && strcmp (op, "grant") == 0)
+            json_object_set (live, key, rec);
+        else if (op && strcmp (op, "release") == 0)
+            json_object_del (live, key);
+    }
+    berth_error_t why;
+    if (recs && json_object_size (live) > 0
+        && specs_from_start (json_array_get (recs, 0), d->alloc, &s, &why) < 0) {
+        log_msg (LOG_WARNING, "the journal %s is not this allocation's (%s): "
+                 "setting it aside as %s", path, why.text, aside);
+        specs_free (&s);
+        json_object_clear (live);
+    }
+    if (recs && json_object_size (live) == 0) {
+        /* Nothing held: start a fresh journal with today's figures. */
+        if (rename (path, aside) < 0) {
+            errprintf (err, "cannot set the journal %s aside: %s", path,
+                       strerror (errno));
+            goto done;
+        }
+        json_decref (recs);
+        recs = NULL;
+    }
+    if (!s.v && specs_from_alloc (d->alloc, &s, err) < 0)
+        goto done;
+    if (!(d->ledger = ledger_create (s.v, s.n, s.local, err))
+        || !(d->empty = ledger_create (s.v, s.n, s.local, err)))
+        goto done;
+    json_array_foreach (recs, i, rec) {
+        const char *op = json_string_value (json_object_get (rec, "op"));
+        json_int_t id = json_integer_value (json_object_get (rec, "id"));
+        if (op && strcmp (op, "grant") == 0) {
+            if (replay_grant (d, rec, err) < 0) {
+                errprefix (err, "replaying the journal %s: ", path);
+                goto done;
+            }
+        }
+        else if (op && strcmp (op, "release") == 0)
+            ledger_release (d->ledger, (uint64_t) id, NULL);
+    }
+    d->journal_fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                          0600);
+    if (d->journal_fd < 0) {
+        errprintf (err, "cannot open the journal %s: %s", path,
+                   strerror (errno));
+        goto done;
+    }
+    if (recs && ftruncate (d->journal_fd, good) < 0) {
+        errprintf (err, "cannot cut the incomplete line off the journal %s: "
+                   "%s", path, strerror (errno));
+        goto done;
+    }
+    if (!recs && write_line (d, start_record (d, &s), err) < 0)
+        goto done;
+    d->journal_live = live;
+    live = NULL;
+    rc = 0;
+done:
+    json_decref (recs);
+    json_decref (live);
+    specs_free (&s);
+    return rc;
+}
+
+static void grace_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    lease_end (NULL, arg, "disconnected");
+}
+
+static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
+                    const char **reason, berth_error_t *err)
+{
+    json_int_t id;
+    json_t *lj, *expires;
+    int detached, owner, peer, uid;
+    double granted;
+    struct proto_lease pl;
+    if (json_unpack (rec, "{s:I s:f s:b s:o s:i s:i s:i s:o}", "id", &id,
+                     "time", &granted, "detached", &detached, "expires",
+                     &expires, "owner", &owner, "peer_pid", &peer, "uid", &uid,
+                     "lease", &lj) < 0
+        || proto_decode_lease (lj, &pl, err) < 0)
+        return errprintf (err, "grant record of L%lld is unreadable",
+                          (long long) id);
+    const struct ledger_lease *ll = ledger_lease_find (d->ledger, (uint64_t) id);
+    struct lease *ls = calloc (1, sizeof (*ls));
+    if (!ll || !ls) {
+        free (ls);
+        proto_lease_free (&pl);
+        return errprintf (err, "L%lld is not in the replayed ledger",
+                          (long long) id);
+    }
+    ls->id = (uint64_t) id;
+    ls->pidfd = -1;
+    ledger_lease_name (ls->id, ls->name, sizeof (ls->name));
+    ls->shape = ll->shape;
+    ls->layout = ll->layout;
+    ls->local = ll->shape.local;
+    ls->detached = detached;
+    ls->owner_pid = owner;
+    ls->peer_pid = peer;
+    ls->uid = (uid_t) uid;
+    ls->granted = granted;
+    ls->expires = json_is_number (expires) ? json_number_value (expires) : -1;
+    ls->label = pl.label;
+    ls->launch = pl.launch;
+    ls->env = pl.env;
+    ls->nenv = pl.nenv;
+    pl.label = NULL;
+    memset (&pl.launch, 0, sizeof (pl.launch));
+    pl.env = NULL;
+    pl.nenv = 0;
+    int rc = ledger_lease_placement (d->ledger, ll, &ls->placement, err);
+    if (rc == 0 && !same_placement (&ls->placement, &pl.placement))
+        rc = errprintf (err, "L%lld replays onto other cores than it was "
+                        "granted", (long long) id);
+    proto_lease_free (&pl);
+    if (rc < 0 || idmap_put (d->leases, ls->id, ls) < 0) {
+        lease_free (d, ls);
+        return rc < 0 ? -1 : errprintf (err, "out of memory");
+    }
+    *endnow = NULL;
+    if (!ls->detached) {
+        /* Its connection died with the old daemon; its holder gets a grace
+         * period to release it by id before it is freed. */
+        double g = d->cfg.reclaim_grace;
+        struct timeval tv = { (time_t) g,
+                              (suseconds_t) ((g - (time_t) g) * 1e6) };
+        if (!(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
+            || evtimer_add (ls->grace_ev, &tv) < 0)
+            return errprintf (err, "out of memory");
+        return 0;
+    }
+    if (ls->expires >= 0 && ls->expires <= now_wall ()) {
+        *endnow = ls;
+        *reason = "expired";
+        return 0;
+    }
+    int w = lease_watch_owner (d, ls);
+    if (w == 1) {
+        *endnow = ls;
+        *reason = "owner_exited";
+        return 0;
+    }
+    if (w < 0 || lease_arm_ttl (d, ls) < 0)
+        return errprintf (err, "out of memory");
+    return 0;
+}
+
+int journal_restore_leases (struct berthd *d, berth_error_t *err)
+{
+    const char *key;
+    json_t *rec;
+    int n = 0, ended = 0;
+    struct lease **endnow = calloc (json_object_size (d->journal_live) + 1,
+                                    sizeof (*endnow));
+    const char **reasons = calloc (json_object_size (d->journal_live) + 1,
+                                   sizeof (*reasons));
+    if (!endnow || !reasons) {
+        free (endnow);
+        free (reasons);
+        return errprintf (err, "out of memory");
+    }
+    json_object_foreach (d->journal_live, key, rec) {
+        if (restore (d, rec, &endnow[n], &reasons[n], err) < 0) {
+            free (endnow);
+            free (reasons);
+            return errprefix (err, "restoring leases from the journal: ");
+        }
+        if (endnow[n])
+            n++;
+    }
+    size_t restored = idmap_count (d->leases);
+    for (int i = 0; i < n; i++, ended++)
+        lease_end (d, endnow[i], reasons[i]);
+    if (restored)
+        log_msg (LOG_NOTICE, "restored %zu leases from the journal (%d ended "
+                 "since: ttl or owner gone)", restored, ended);
+    free (endnow);
+    free (reasons);
+    json_decref (d->journal_live);
+    d->journal_live = NULL;
+    return 0;
+}

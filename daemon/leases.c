@@ -1,0 +1,557 @@
+/* Leases: the records around the ledger's grants (who holds what, the
+ * rendered launch, the step's environment), the acquire and release ops, and
+ * the ways a lease ends: release, its connection closing, its ttl, its owner
+ * process exiting, a forced shutdown. Every grant and release is journaled
+ * before the client hears of it. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "berthd.h"
+#include "idset.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* ---- records ---- */
+
+static void env_free (struct env_set_item *env, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free (env[i].name);
+        free (env[i].value);
+    }
+    free (env);
+}
+
+void lease_free (struct berthd *d, struct lease *ls)
+{
+    if (ls->conn) {
+        struct conn *c = ls->conn;
+        if (ls->cprev)
+            ls->cprev->cnext = ls->cnext;
+        else
+            c->leases = ls->cnext;
+        if (ls->cnext)
+            ls->cnext->cprev = ls->cprev;
+        c->nleases--;
+    }
+    if (ls->polled)
+        d->npolled--;
+    if (ls->ttl_ev)
+        event_free (ls->ttl_ev);
+    if (ls->owner_ev)
+        event_free (ls->owner_ev);
+    if (ls->grace_ev)
+        event_free (ls->grace_ev);
+    if (ls->pidfd >= 0)
+        close (ls->pidfd);
+    if (idmap_get (d->leases, ls->id) == ls)
+        idmap_remove (d->leases, ls->id);
+    placement_free (&ls->placement);
+    if (ls->launch.argv)
+        launch_free (&ls->launch);
+    env_free (ls->env, ls->nenv);
+    free (ls->label);
+    free (ls);
+}
+
+struct lease *lease_lookup (struct berthd *d, const char *name)
+{
+    const char *s = name[0] == 'L' ? name + 1 : name;
+    char *end;
+    errno = 0;
+    unsigned long long id = strtoull (s, &end, 10);
+    if (!*s || *end || errno || s[0] == '-' || s[0] == '+')
+        return NULL;
+    return idmap_get (d->leases, id);
+}
+
+void lease_to_proto (const struct lease *ls, bool with_env,
+                     struct proto_lease *out)
+{
+    proto_lease_init (out);
+    out->id = (char *) ls->name;
+    out->label = ls->label;
+    out->placement = ls->placement;
+    out->memory_cap = ls->shape.memory;
+    out->budget_mb = ls->shape.budget;
+    out->launch = ls->launch;
+    if (with_env) {
+        out->env = ls->env;
+        out->nenv = ls->nenv;
+    }
+    out->owner_pid = ls->owner_pid > 0 ? ls->owner_pid : ls->peer_pid;
+    out->granted = ls->granted;
+}
+
+/* ---- what a grant carries: the launch and the environment ---- */
+
+static char *strdup_or_null (const char *s)
+{
+    return s ? strdup (s) : NULL;
+}
+
+static int add_env (struct lease *ls, int *cap, const char *name,
+                    const char *value)
+{
+    if (ls->nenv == *cap) {
+        int c = *cap ? *cap * 2 : 8;
+        struct env_set_item *e = realloc (ls->env, c * sizeof (*e));
+        if (!e)
+            return -1;
+        ls->env = e;
+        *cap = c;
+    }
+    struct env_set_item *it = &ls->env[ls->nenv];
+    it->name = strdup (name);
+    it->value = strdup (value);
+    if (!it->name || !it->value) {
+        free (it->name);
+        free (it->value);
+        return -1;
+    }
+    ls->nenv++;
+    return 0;
+}
+
+static int join_ids (const int *ids, int n, char *buf, size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        int w = snprintf (buf + off, size - off, "%s%d", i ? "," : "", ids[i]);
+        if (w < 0 || (size_t) w >= size - off)
+            return -1;
+        off += (size_t) w;
+    }
+    return 0;
+}
+
+/* BERTH_* variables (50-daemon.md "Clients"), and for a local step on a GPU
+ * node the vendor's visible-devices variable: exactly its GPUs, empty for
+ * none. */
+static int build_env (struct berthd *d, struct lease *ls,
+                      const struct ledger_lease *ll, berth_error_t *err)
+{
+    const struct placement *p = &ls->placement;
+    int cap = 0;
+    size_t nodes_len = 1;
+    for (int i = 0; i < p->nnodes; i++)
+        nodes_len += strlen (p->nodes[i].name) + 1;
+    char *nodes = malloc (nodes_len);
+    size_t clen = (size_t) p->nodes[0].ncores * 9 + 1;  /* "1048576," each */
+    char *cores = malloc (clen);
+    char *gpus = malloc ((size_t) p->ngpu_ids * 12 + 1);
+    char mem[32] = "";
+    int rc = -1;
+    if (!nodes || !cores || !gpus)
+        goto done;
+    nodes[0] = '\0';
+    for (int i = 0; i < p->nnodes; i++) {
+        if (i)
+            strcat (nodes, ",");
+        strcat (nodes, p->nodes[i].name);
+    }
+    if (idset_format (p->nodes[0].cores, p->nodes[0].ncores, cores, clen) < 0)
+        goto done;
+    join_ids (p->gpu_ids, p->ngpu_ids, gpus, (size_t) p->ngpu_ids * 12 + 1);
+    if (ls->shape.memory >= 0)
+        snprintf (mem, sizeof (mem), "%lld", (long long) ls->shape.memory);
+    else if (ls->shape.budget >= 0)
+        snprintf (mem, sizeof (mem), "%lld", (long long) ll->nodes[0].memory);
+    if (add_env (ls, &cap, "BERTH_LEASE", ls->name) < 0
+        || add_env (ls, &cap, "BERTH_NODES", nodes) < 0
+        || add_env (ls, &cap, "BERTH_CORES", cores) < 0
+        || add_env (ls, &cap, "BERTH_GPUS", gpus) < 0
+        || (mem[0] && add_env (ls, &cap, "BERTH_MEMORY_MB", mem) < 0)
+        || (ls->local && d->gpu_var && add_env (ls, &cap, d->gpu_var, gpus) < 0))
+        goto done;
+    rc = 0;
+done:
+    free (nodes);
+    free (cores);
+    free (gpus);
+    if (rc < 0)
+        errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory building the "
+                        "environment of %s", ls->name);
+    return rc;
+}
+
+static int copy_argv (char *const *argv, struct launch *out)
+{
+    int n = 0;
+    while (argv[n])
+        n++;
+    if (!(out->argv = calloc ((size_t) n + 1, sizeof (char *))))
+        return -1;
+    for (out->argc = 0; out->argc < n; out->argc++)
+        if (!(out->argv[out->argc] = strdup (argv[out->argc])))
+            return -1;
+    return 0;
+}
+
+/* A launched step gets the machine's launch line; a local step is not
+ * launched: its argv is the program itself, which the client runs with CPU
+ * affinity on the placed cores (and, on a GPU node, the visible-devices
+ * variable in the environment delta). */
+static int build_launch (struct berthd *d, struct lease *ls,
+                         char *const *argv, berth_error_t *err)
+{
+    if (!ls->local) {
+        struct launch_request lr = {
+            .argv = argv, .ntasks = ls->shape.ntasks,
+            .cpus_per_task = ls->shape.cpus_per_task,
+            .placement = &ls->placement,
+            .has_memory_cap = ls->shape.memory >= 0,
+            .memory_cap = ls->shape.memory,
+        };
+        if (render_launch (&d->machine->par, d->alloc->nnodes, &d->caps, &lr,
+                           &ls->launch, err) < 0) {
+            memset (&ls->launch, 0, sizeof (ls->launch));
+            return errprefix (err, "rendering the launch of %s: ", ls->name);
+        }
+        return 0;
+    }
+    struct launch *l = &ls->launch;
+    memset (l, 0, sizeof (*l));
+    if (copy_argv (argv, l) < 0)
+        goto nomem;
+    if (d->gpu_var) {
+        if (!(l->env_set = calloc (1, sizeof (*l->env_set))))
+            goto nomem;
+        char ids[1024];
+        join_ids (ls->placement.gpu_ids, ls->placement.ngpu_ids, ids,
+                  sizeof (ids));
+        l->env_set[0].name = strdup (d->gpu_var);
+        l->env_set[0].value = strdup (ids);
+        l->n_set = 1;
+        if (!l->env_set[0].name || !l->env_set[0].value)
+            goto nomem;
+    }
+    return 0;
+nomem:
+    launch_free (l);
+    memset (l, 0, sizeof (*l));
+    return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory building "
+                           "the launch of %s", ls->name);
+}
+
+/* ---- ttl, owner process ---- */
+
+static void ttl_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct lease *ls = arg;
+    lease_end (NULL, ls, "expired");
+}
+
+int lease_arm_ttl (struct berthd *d, struct lease *ls)
+{
+    if (ls->expires < 0)
+        return 0;
+    double left = ls->expires - now_wall ();
+    if (left < 0)
+        left = 0;
+    struct timeval tv = { (time_t) left,
+                          (suseconds_t) ((left - (time_t) left) * 1e6) };
+    if (!(ls->ttl_ev = evtimer_new (d->base, ttl_cb, ls))
+        || evtimer_add (ls->ttl_ev, &tv) < 0)
+        return -1;
+    return 0;
+}
+
+static void owner_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct lease *ls = arg;
+    lease_end (NULL, ls, "owner_exited");
+}
+
+static bool pid_gone (pid_t pid)
+{
+    return kill (pid, 0) < 0 && errno == ESRCH;
+}
+
+struct gone {
+    struct lease **v;
+    int n;
+};
+
+static void collect_gone (void *value, void *arg)
+{
+    struct lease *ls = value;
+    struct gone *g = arg;
+    if (ls->polled && pid_gone (ls->owner_pid))
+        g->v[g->n++] = ls;
+}
+
+/* Where pidfd_open is missing, owners are checked once a second. */
+static void poll_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct berthd *d = arg;
+    struct gone g = { malloc ((size_t) d->npolled * sizeof (*g.v) + 1), 0 };
+    if (!g.v)
+        return;
+    idmap_each (d->leases, collect_gone, &g);
+    for (int i = 0; i < g.n; i++)
+        lease_end (d, g.v[i], "owner_exited");
+    free (g.v);
+    if (d->npolled == 0)
+        evtimer_del (d->poll_ev);
+}
+
+/* 0: watched; 1: the owner is already gone; -1: out of resources. */
+int lease_watch_owner (struct berthd *d, struct lease *ls)
+{
+    if (ls->owner_pid <= 0)
+        return 0;
+    int fd = (int) syscall (SYS_pidfd_open, ls->owner_pid, 0);
+    if (fd >= 0) {
+        ls->pidfd = fd;
+        if (!(ls->owner_ev = event_new (d->base, fd, EV_READ, owner_cb, ls))
+            || event_add (ls->owner_ev, NULL) < 0)
+            return -1;
+        return 0;
+    }
+    if (errno == ESRCH || pid_gone (ls->owner_pid))
+        return 1;
+    if (!d->poll_ev
+        && !(d->poll_ev = event_new (d->base, -1, EV_PERSIST, poll_cb, d)))
+        return -1;
+    ls->polled = true;
+    if (d->npolled++ == 0) {
+        struct timeval tv = { 1, 0 };
+        event_add (d->poll_ev, &tv);
+    }
+    return 0;
+}
+
+/* ---- grant and end ---- */
+
+static struct berthd *the_daemon;   /* for callbacks that carry a lease */
+
+int leases_init (struct berthd *d, berth_error_t *err)
+{
+    the_daemon = d;
+    if (!(d->leases = idmap_create ()))
+        return errprintf (err, "out of memory");
+    return 0;
+}
+
+static void link_conn (struct lease *ls, struct conn *c)
+{
+    ls->conn = c;
+    ls->cprev = NULL;
+    ls->cnext = c->leases;
+    if (c->leases)
+        c->leases->cprev = ls;
+    c->leases = ls;
+    c->nleases++;
+}
+
+int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
+                 berth_error_t *err)
+{
+    const struct ledger_lease *ll = ledger_lease_find (d->ledger, id);
+    struct lease *ls = calloc (1, sizeof (*ls));
+    if (!ll || !ls) {
+        free (ls);
+        ledger_release (d->ledger, id, NULL);
+        return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory "
+                               "recording a lease");
+    }
+    ls->id = id;
+    ls->pidfd = -1;
+    ls->expires = -1;
+    ledger_lease_name (id, ls->name, sizeof (ls->name));
+    ls->shape = ll->shape;
+    ls->layout = ll->layout;
+    ls->local = ll->shape.local;
+    ls->detached = p->acq.detach;
+    ls->peer_pid = p->conn->pid;
+    ls->uid = p->conn->uid;
+    ls->owner_pid = p->acq.owner_pid;
+    ls->granted = now_wall ();
+    if (ls->detached && p->acq.ttl >= 0)
+        ls->expires = ls->granted + p->acq.ttl;
+    if ((p->acq.step.label && !(ls->label = strdup_or_null (p->acq.step.label)))
+        || ledger_lease_placement (d->ledger, ll, &ls->placement, err) < 0) {
+        errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
+                        "lease");
+        goto fail;
+    }
+    if (p->acq.step.argv && build_launch (d, ls, p->acq.step.argv, err) < 0) {
+        err->code = PROTO_ERR_UNSATISFIABLE;
+        goto fail;
+    }
+    if (build_env (d, ls, ll, err) < 0)
+        goto fail;
+    if (idmap_put (d->leases, id, ls) < 0) {
+        errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
+                        "lease");
+        goto fail;
+    }
+    if (journal_grant (d, ls, err) < 0) {
+        err->code = PROTO_ERR_INTERNAL;
+        goto fail;
+    }
+    if (!ls->detached)
+        link_conn (ls, p->conn);
+    int owner = 0;
+    if ((ls->expires >= 0 && lease_arm_ttl (d, ls) < 0)
+        || (owner = lease_watch_owner (d, ls)) < 0)
+        log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
+                 "only by release", ls->name);
+    struct proto_lease pl;
+    lease_to_proto (ls, p->acq.env, &pl);
+    conn_send (p->conn, proto_acquire_reply (p->id, &pl));
+    lease_to_proto (ls, false, &pl);
+    events_emit (d, proto_event_granted (ls->granted, &pl));
+    notify_status_soon (d);
+    if (owner == 1)       /* exited between the request and the grant */
+        lease_end (d, ls, "owner_exited");
+    return 0;
+fail:
+    lease_free (d, ls);
+    ledger_release (d->ledger, id, NULL);
+    queue_schedule_soon (d);
+    return -1;
+}
+
+void lease_end (struct berthd *d, struct lease *ls, const char *reason)
+{
+    berth_error_t err;
+    if (!d)
+        d = the_daemon;
+    if (ledger_release (d->ledger, ls->id, &err) < 0)
+        log_msg (LOG_ERR, "releasing %s: %s", ls->name, err.text);
+    if (journal_release (d, ls->id, reason, &err) < 0)
+        log_msg (LOG_ERR, "%s", err.text);
+    events_emit (d, proto_event_released (now_wall (), ls->name, ls->label,
+                                          reason));
+    lease_free (d, ls);
+    queue_schedule_soon (d);
+    notify_status_soon (d);
+    berthd_check_drained (d);
+}
+
+static void collect_all (void *value, void *arg)
+{
+    struct gone *g = arg;
+    g->v[g->n++] = value;
+}
+
+void lease_end_all (struct berthd *d, const char *reason)
+{
+    struct gone g = { malloc (idmap_count (d->leases) * sizeof (*g.v) + 1), 0 };
+    if (!g.v) {
+        log_msg (LOG_ERR, "out of memory ending every lease");
+        return;
+    }
+    idmap_each (d->leases, collect_all, &g);
+    for (int i = 0; i < g.n; i++)
+        lease_end (d, g.v[i], reason);
+    free (g.v);
+}
+
+void leases_conn_closed (struct conn *c)
+{
+    while (c->leases)
+        lease_end (c->d, c->leases, "disconnected");
+}
+
+/* ---- the ops ---- */
+
+static const char *cut_code (const char *code)
+{
+    const char *k = code ? proto_error_code (code) : NULL;
+    return k ? k : PROTO_ERR_UNSATISFIABLE;
+}
+
+void handle_acquire (struct conn *c, struct proto_request *req)
+{
+    struct berthd *d = c->d;
+    struct proto_acquire *a = &req->acquire;
+    struct step_shape shape;
+    berth_error_t err;
+    char warn[512] = "";
+    if (d->draining) {
+        conn_send_error (c, req->id, PROTO_ERR_SHUTTING_DOWN, "berthd is "
+                         "shutting down; no new leases");
+        return;
+    }
+    if (!a->detach && c->nleases >= d->cfg.max_leases_per_conn) {
+        conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
+                         "%d leases, the limit; release some or detach them",
+                         c->nleases);
+        return;
+    }
+    if (a->owner_pid > 0 && pid_gone (a->owner_pid)) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "acquire: "
+                         "owner_pid %d is not a running process", a->owner_pid);
+        return;
+    }
+    if (step_cut_to_fit (&a->step, &d->capacity, &shape, warn, sizeof (warn),
+                         &err) < 0) {
+        conn_send_error (c, req->id, cut_code (err.code), "%s", err.text);
+        events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
+        return;
+    }
+    if (warn[0])
+        log_msg (LOG_INFO, "%s", warn);
+    if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE) {
+        conn_send_error (c, req->id, PROTO_ERR_UNSATISFIABLE, "this machine's "
+                         "launcher (%s) cannot place a step on given cores, so "
+                         "berthd cannot render its launch; run it as a local "
+                         "step, or acquire without argv", d->caps.desc);
+        return;
+    }
+    struct pending *p = calloc (1, sizeof (*p));
+    if (!p) {
+        conn_send_error (c, req->id, PROTO_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    p->conn = c;
+    p->id = json_incref (req->id);
+    p->acq = *a;
+    a->step.label = NULL;     /* moved into p */
+    a->step.argv = NULL;
+    p->shape = shape;
+    p->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
+    p->added = now_mono ();
+    queue_submit (d, p);
+}
+
+void handle_release (struct conn *c, struct proto_request *req)
+{
+    struct berthd *d = c->d;
+    const char *name = req->release.lease;
+    struct lease *ls = lease_lookup (d, name);
+    if (!ls) {
+        conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
+                         "was never granted or is already released", name);
+        return;
+    }
+    if (ls->conn && ls->conn != c) {
+        conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
+                         "to another connection (pid %d); acquire it with "
+                         "\"detach\": true to share it", name,
+                         (int) ls->conn->pid);
+        return;
+    }
+    char id[sizeof (ls->name)];
+    snprintf (id, sizeof (id), "%s", ls->name);
+    lease_end (d, ls, "released");
+    conn_send (c, proto_release_reply (req->id, id));
+}

@@ -1,0 +1,397 @@
+/* The socket side of berthd: the listening socket (bound here, or passed by
+ * systemd), connections checked with SO_PEERCRED, newline framing with the
+ * line limit, and replies. A connection is served one request at a time, in
+ * order (PROTOCOL.md): while an acquire waits, later lines stay in the input
+ * buffer, whose high-water mark (one line) stops reading from a client that
+ * pipelines too much; nothing it sends can make berthd buffer more. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <systemd/sd-daemon.h>
+
+#include "berthd.h"
+#include "sockdir.h"
+
+/* A client that does not read its replies (or a watcher that falls behind)
+ * is dropped past this much unsent output. */
+#define MAX_OUTPUT (64u << 20)
+
+static void conn_drop_holdings (struct conn *c)
+{
+    if (c->pending)
+        queue_conn_closed (c);
+    if (c->leases)
+        leases_conn_closed (c);
+}
+
+static void conn_free (struct conn *c)
+{
+    struct berthd *d = c->d;
+    conn_drop_holdings (c);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        d->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    d->nconns--;
+    if (c->watching)
+        d->nwatchers--;
+    event_free (c->deferred);
+    bufferevent_free (c->bev);
+    free (c);
+}
+
+void conn_kill (struct conn *c)
+{
+    c->dead = true;
+    bufferevent_disable (c->bev, EV_READ | EV_WRITE);
+    event_active (c->deferred, 0, 0);
+}
+
+void conn_resume (struct conn *c)
+{
+    if (!c->dead)
+        event_active (c->deferred, 0, 0);
+}
+
+/* Read nothing more; close once what is queued has been written. */
+static void conn_close_after_write (struct conn *c)
+{
+    c->closing = true;
+    bufferevent_disable (c->bev, EV_READ);
+    if (evbuffer_get_length (bufferevent_get_output (c->bev)) == 0)
+        conn_kill (c);
+}
+
+void conn_send (struct conn *c, json_t *msg)
+{
+    char *line = msg ? proto_line (msg) : NULL;
+    json_decref (msg);
+    if (c->dead) {
+        free (line);
+        return;
+    }
+    struct evbuffer *out = bufferevent_get_output (c->bev);
+    if (!line) {
+        log_msg (LOG_ERR, "could not encode a reply for connection %llu; "
+                 "closing it", (unsigned long long) c->serial);
+        conn_kill (c);
+        return;
+    }
+    size_t len = strlen (line);
+    if (evbuffer_get_length (out) + len > MAX_OUTPUT) {
+        log_msg (LOG_WARNING, "connection %llu (pid %d) reads too slowly: "
+                 "%zu bytes unsent; closing it", (unsigned long long) c->serial,
+                 (int) c->pid, evbuffer_get_length (out));
+        free (line);
+        conn_kill (c);
+        return;
+    }
+    if (bufferevent_write (c->bev, line, len) < 0) {
+        log_msg (LOG_ERR, "out of memory queueing a reply; closing "
+                 "connection %llu", (unsigned long long) c->serial);
+        conn_kill (c);
+    }
+    free (line);
+}
+
+void conn_send_error (struct conn *c, json_t *id, const char *code,
+                      const char *fmt, ...)
+{
+    berth_error_t e;
+    va_list ap;
+    va_start (ap, fmt);
+    verrprintf_code (&e, code, fmt, ap);
+    va_end (ap);
+    conn_send (c, proto_error_reply (id, &e));
+}
+
+static void too_large (struct conn *c, size_t have)
+{
+    conn_send_error (c, NULL, PROTO_ERR_TOO_LARGE, "request line is over the "
+                     "limit of %d bytes per line (%zu bytes read without a "
+                     "newline); closing the connection", PROTO_MAX_LINE, have);
+    conn_close_after_write (c);
+}
+
+/* Serve the complete lines in the input buffer, in order, until one has to
+ * wait. */
+static void conn_process (struct conn *c)
+{
+    struct evbuffer *in = bufferevent_get_input (c->bev);
+    while (!c->dead && !c->closing && !c->pending && !c->d->stopping) {
+        size_t eol_len = 0;
+        struct evbuffer_ptr p = evbuffer_search_eol (in, NULL, &eol_len,
+                                                     EVBUFFER_EOL_LF);
+        size_t have = evbuffer_get_length (in);
+        if (p.pos < 0) {
+            if (have > PROTO_MAX_LINE)
+                too_large (c, have);
+            return;
+        }
+        if ((size_t) p.pos > PROTO_MAX_LINE) {
+            too_large (c, (size_t) p.pos);
+            return;
+        }
+        char *line = malloc ((size_t) p.pos + 1);
+        if (!line) {
+            log_msg (LOG_ERR, "out of memory reading a request; closing "
+                     "connection %llu", (unsigned long long) c->serial);
+            conn_kill (c);
+            return;
+        }
+        evbuffer_remove (in, line, (size_t) p.pos);
+        evbuffer_drain (in, eol_len);
+        line[p.pos] = '\0';
+        dispatch_line (c, line, (size_t) p.pos);
+        free (line);
+    }
+}
+
+static void read_cb (struct bufferevent *bev, void *arg)
+{
+    (void) bev;
+    conn_process (arg);
+}
+
+static void write_cb (struct bufferevent *bev, void *arg)
+{
+    struct conn *c = arg;
+    if (c->closing && evbuffer_get_length (bufferevent_get_output (bev)) == 0)
+        conn_kill (c);
+}
+
+static void event_cb (struct bufferevent *bev, short what, void *arg)
+{
+    struct conn *c = arg;
+    if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
+        return;
+    /* The client is gone (or has stopped sending): what it held or waited
+     * for ends now; what is still queued for it is written if it can be. */
+    conn_drop_holdings (c);
+    if ((what & BEV_EVENT_ERROR)
+        || evbuffer_get_length (bufferevent_get_output (bev)) == 0)
+        conn_free (c);
+    else
+        conn_close_after_write (c);
+}
+
+static void deferred_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct conn *c = arg;
+    if (c->dead)
+        conn_free (c);
+    else
+        conn_process (c);
+}
+
+static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
+                       struct sockaddr *sa, int salen, void *arg)
+{
+    (void) l;
+    (void) sa;
+    (void) salen;
+    struct berthd *d = arg;
+    struct ucred cred;
+    socklen_t clen = sizeof (cred);
+    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+        log_msg (LOG_WARNING, "SO_PEERCRED failed on a new connection (%s); "
+                 "closing it", strerror (errno));
+        close (fd);
+        return;
+    }
+    struct conn *c = calloc (1, sizeof (*c));
+    if (c)
+        c->bev = bufferevent_socket_new (d->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (c && c->bev)
+        c->deferred = event_new (d->base, -1, 0, deferred_cb, c);
+    if (!c || !c->bev || !c->deferred) {
+        log_msg (LOG_ERR, "out of memory accepting a connection");
+        if (c && c->bev)
+            bufferevent_free (c->bev);
+        else
+            close (fd);
+        free (c);
+        return;
+    }
+    c->d = d;
+    c->serial = ++d->next_conn;
+    c->pid = cred.pid;
+    c->uid = cred.uid;
+    c->next = d->conns;
+    if (d->conns)
+        d->conns->prev = c;
+    d->conns = c;
+    d->nconns++;
+    bufferevent_setcb (c->bev, read_cb, write_cb, event_cb, c);
+    /* Read at most one line past what is buffered: enough to tell a line
+     * that is too long, never more. */
+    bufferevent_setwatermark (c->bev, EV_READ, 0, PROTO_MAX_LINE + 1);
+    if (cred.uid != getuid ()) {
+        log_msg (LOG_NOTICE, "refused a connection from uid %u (pid %d): "
+                 "berthd serves only uid %u", (unsigned) cred.uid,
+                 (int) cred.pid, (unsigned) getuid ());
+        conn_send_error (c, NULL, PROTO_ERR_FORBIDDEN, "this berthd serves "
+                         "uid %u only; your uid is %u (start your own berthd)",
+                         (unsigned) getuid (), (unsigned) cred.uid);
+        conn_close_after_write (c);
+        return;
+    }
+    if (d->nconns > d->cfg.max_connections) {
+        conn_send_error (c, NULL, PROTO_ERR_BUSY, "berthd has %d connections "
+                         "open, its limit (--max-connections %d); try again "
+                         "when some have closed", d->nconns - 1,
+                         d->cfg.max_connections);
+        conn_close_after_write (c);
+        return;
+    }
+    bufferevent_enable (c->bev, EV_READ | EV_WRITE);
+}
+
+static void accept_again (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    evconnlistener_enable (arg);
+}
+
+static void accept_error_cb (struct evconnlistener *l, void *arg)
+{
+    struct berthd *d = arg;
+    int e = EVUTIL_SOCKET_ERROR ();
+    log_msg (LOG_ERR, "accepting a connection failed: %s (%d connections "
+             "open)", evutil_socket_error_to_string (e), d->nconns);
+    if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+        /* Out of descriptors: pause accepting for a moment instead of
+         * spinning on the readable listener. */
+        evconnlistener_disable (l);
+        struct timeval tv = { 0, 200000 };
+        event_base_once (d->base, -1, EV_TIMEOUT, accept_again, l, &tv);
+    }
+}
+
+static int bind_socket (struct berthd *d, const char *path, int *fdp,
+                        berth_error_t *err)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    if (strlen (path) >= sizeof (sa.sun_path))
+        return errprintf (err, "socket path %s is too long (at most %zu "
+                          "bytes); give a shorter --socket", path,
+                          sizeof (sa.sun_path) - 1);
+    char dir[sizeof (sa.sun_path)];
+    snprintf (dir, sizeof (dir), "%s", path);
+    if (sockdir_secure (dirname (dir), getuid (), 1, err) < 0
+        || sockdir_clear_stale (path, err) < 0)
+        return -1;
+    strcpy (sa.sun_path, path);
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errprintf (err, "socket: %s", strerror (errno));
+    mode_t old = umask (0177);
+    int rc = bind (fd, (struct sockaddr *) &sa, sizeof (sa));
+    umask (old);
+    if (rc < 0) {
+        errprintf (err, "cannot bind %s: %s", path, strerror (errno));
+        close (fd);
+        return -1;
+    }
+    d->own_socket = true;
+    if (chmod (path, 0600) < 0 || listen (fd, 512) < 0) {
+        errprintf (err, "cannot listen on %s: %s", path, strerror (errno));
+        close (fd);
+        unlink (path);
+        d->own_socket = false;
+        return -1;
+    }
+    *fdp = fd;
+    return 0;
+}
+
+int server_listen (struct berthd *d, berth_error_t *err)
+{
+    int fd = -1, n = sd_listen_fds (1);
+    if (n < 0)
+        return errprintf (err, "reading the sockets systemd passed: %s",
+                          strerror (-n));
+    if (n > 1)
+        return errprintf (err, "systemd passed %d sockets; berthd listens on "
+                          "exactly one (check the .socket unit)", n);
+    if (n == 1) {
+        fd = SD_LISTEN_FDS_START;
+        if (sd_is_socket_unix (fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+            return errprintf (err, "the socket systemd passed is not a "
+                              "listening Unix stream socket (check the "
+                              ".socket unit: ListenStream=<path>)");
+        struct sockaddr_un sa;
+        socklen_t len = sizeof (sa);
+        memset (&sa, 0, sizeof (sa));
+        if (getsockname (fd, (struct sockaddr *) &sa, &len) == 0
+            && sa.sun_path[0])
+            snprintf (d->socket_path, sizeof (d->socket_path), "%s",
+                      sa.sun_path);
+        evutil_make_socket_nonblocking (fd);
+        evutil_make_socket_closeonexec (fd);
+    }
+    else {
+        if (bind_socket (d, d->socket_path, &fd, err) < 0)
+            return -1;
+    }
+    d->listener = evconnlistener_new (d->base, accept_cb, d,
+                                      LEV_OPT_CLOSE_ON_FREE
+                                      | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+    if (!d->listener) {
+        close (fd);
+        return errprintf (err, "cannot listen on %s: out of memory",
+                          d->socket_path);
+    }
+    evconnlistener_set_error_cb (d->listener, accept_error_cb);
+    return 0;
+}
+
+/* Write what each client has queued, once, without waiting: the replies to
+ * a shutdown and the last refusals should reach their readers. */
+void server_flush_all (struct berthd *d)
+{
+    for (struct conn *c = d->conns; c; c = c->next) {
+        struct evbuffer *out = bufferevent_get_output (c->bev);
+        evutil_socket_t fd = bufferevent_getfd (c->bev);
+        /* bufferevents freeze the draining end of their output; we are
+         * the writer now */
+        evbuffer_unfreeze (out, 1);
+        while (fd >= 0 && evbuffer_get_length (out) > 0
+               && evbuffer_write (out, fd) > 0)
+            ;
+    }
+}
+
+void server_close (struct berthd *d)
+{
+    if (d->listener) {
+        evconnlistener_free (d->listener);
+        d->listener = NULL;
+    }
+    if (d->own_socket) {
+        unlink (d->socket_path);
+        d->own_socket = false;
+    }
+}
+
+void server_free_conns (struct berthd *d)
+{
+    while (d->conns)
+        conn_free (d->conns);
+}

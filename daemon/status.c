@@ -1,0 +1,204 @@
+/* What status and resources report: the allocation with what is held and
+ * free on each node, the leases with their ages, the queue with the reason
+ * each request waits, and the daemon itself. Every figure `berth status`
+ * prints comes from here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "berth_config.h"
+#include "berthd.h"
+#include "idset.h"
+
+static json_t *mb (int64_t v)
+{
+    return v >= 0 ? json_integer (v) : json_null ();
+}
+
+json_t *status_allocation (struct berthd *d)
+{
+    json_t *a = allocation_to_json (d->alloc);
+    json_t *nodes = a ? json_object_get (a, "nodes") : NULL;
+    json_t *totals = a ? json_object_get (a, "totals") : NULL;
+    int used = 0, gused = 0, leases = 0;
+    int64_t mem = 0, unbudgeted = 0;
+    if (!nodes || !totals) {
+        json_decref (a);
+        return NULL;
+    }
+    for (int i = 0; i < ledger_nnodes (d->ledger); i++) {
+        struct ledger_node_info in;
+        ledger_node_info (d->ledger, i, &in);
+        json_t *n = json_array_get (nodes, (size_t) i);
+        if (!n || json_object_update_new (n, json_pack (
+                "{s:i s:i s:i s:i s:o s:o s:o s:i}",
+                "cores_used", in.cores - in.free_cores,
+                "cores_free", in.free_cores,
+                "gpus_used", in.gpus - in.free_gpus, "gpus_free", in.free_gpus,
+                "memory_mb", mb (in.memory),
+                "memory_budgeted_mb", mb (in.memory >= 0
+                                          ? in.memory - in.unbudgeted : -1),
+                "memory_unbudgeted_mb", mb (in.unbudgeted),
+                "leases", in.leases)) < 0)
+            break;
+        used += in.cores - in.free_cores;
+        gused += in.gpus - in.free_gpus;
+        leases += in.leases;
+        mem = mem < 0 || in.memory < 0 ? -1 : mem + in.memory;
+        unbudgeted = unbudgeted < 0 || in.unbudgeted < 0
+                     ? -1 : unbudgeted + in.unbudgeted;
+    }
+    json_int_t cores = json_integer_value (json_object_get (totals, "cores"));
+    json_int_t gpus = json_integer_value (json_object_get (totals, "gpus"));
+    json_object_update_new (totals, json_pack (
+        "{s:i s:I s:i s:I s:o s:o s:o}", "cores_used", used,
+        "cores_free", cores - used, "gpus_used", gused, "gpus_free",
+        gpus - gused, "memory_mb", mb (mem),
+        "memory_budgeted_mb", mb (mem >= 0 ? mem - unbudgeted : -1),
+        "memory_unbudgeted_mb", mb (unbudgeted)));
+    json_object_set_new (a, "placement_support",
+                         json_string (placement_support_name (d->caps.placement)));
+    json_object_set_new (a, "memory_caps",
+                         json_string (memcap_support_name (d->caps.memcap)));
+    json_object_set_new (a, "launcher", json_string (d->caps.desc));
+    json_object_set_new (a, "layout", json_string (
+        d->layout == LEDGER_SCHEDULER ? "scheduler" : "cpu_binding"));
+    return a;
+}
+
+static void lease_ptrs (void *value, void *arg)
+{
+    struct lease ***p = arg;
+    *(*p)++ = value;
+}
+
+static int by_id (const void *a, const void *b)
+{
+    uint64_t x = (*(struct lease *const *) a)->id;
+    uint64_t y = (*(struct lease *const *) b)->id;
+    return x < y ? -1 : x > y;
+}
+
+json_t *status_leases (struct berthd *d)
+{
+    size_t n = idmap_count (d->leases);
+    struct lease **v = malloc ((n + 1) * sizeof (*v)), **p = v;
+    json_t *arr = json_array ();
+    double now = now_wall ();
+    if (!v || !arr) {
+        free (v);
+        json_decref (arr);
+        return NULL;
+    }
+    idmap_each (d->leases, lease_ptrs, &p);
+    qsort (v, n, sizeof (*v), by_id);
+    for (size_t i = 0; i < n; i++) {
+        struct lease *ls = v[i];
+        struct proto_lease pl;
+        char needs[256];
+        lease_to_proto (ls, false, &pl);
+        step_shape_describe (&ls->shape, needs, sizeof (needs));
+        json_t *o = proto_lease_json (&pl);
+        if (!o)
+            continue;
+        json_object_update_new (o, json_pack (
+            "{s:f s:s s:b s:s s:i s:i s:o s:s}", "age_s", now - ls->granted,
+            "holder", ls->detached ? "detached" : ls->conn ? "connection"
+                                                           : "orphaned",
+            "local", ls->local, "needs", needs, "uid", (int) ls->uid,
+            "peer_pid", (int) ls->peer_pid,
+            "expires", ls->expires >= 0 ? json_real (ls->expires) : json_null (),
+            "layout", ls->layout == LEDGER_SCHEDULER ? "scheduler"
+                                                     : "cpu_binding"));
+        json_array_append_new (arr, o);
+    }
+    free (v);
+    return arr;
+}
+
+json_t *status_queue (struct berthd *d)
+{
+    json_t *arr = json_array ();
+    struct waitqueue_entry_info in;
+    double now = now_mono ();
+    for (int i = 0; arr && waitqueue_entry (d->queue, i, &in) == 0; i++) {
+        char needs[256];
+        const struct conn *c = (const struct conn *) (uintptr_t) in.owner;
+        const struct pending *p = c->pending;
+        step_shape_describe (in.shape, needs, sizeof (needs));
+        json_array_append_new (arr, json_pack (
+            "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o}", "position", in.position,
+            "label", in.label, "needs", needs, "waited_s", now - in.added,
+            "why", in.reason ? in.reason : "", "priority", in.priority,
+            "overtaken", in.overtaken, "pid", (int) c->pid,
+            "timeout", p && p->acq.step.timeout >= 0
+                       ? json_real (p->acq.step.timeout) : json_null ()));
+    }
+    return arr;
+}
+
+json_t *status_daemon (struct berthd *d)
+{
+    return json_pack ("{s:s s:i s:f s:f s:s s:s s:b s:i s:I s:i s:{s:i s:f} "
+                      "s:s s:s?}",
+                      "version", BERTH_VERSION, "pid", (int) getpid (),
+                      "started", d->started, "uptime_s", now_wall () - d->started,
+                      "socket", d->socket_path, "state_dir", d->state_dir,
+                      "draining", d->draining, "connections", d->nconns,
+                      "leases", (json_int_t) idmap_count (d->leases),
+                      "waiting", d->npending,
+                      "starvation", "overtakes", d->cfg.starvation_overtakes,
+                      "seconds", d->cfg.starvation_seconds,
+                      "machine", d->machine->name,
+                      "job_id", d->alloc->job_id);
+}
+
+/* ---- resources ---- */
+
+json_t *resources_lease (struct berthd *d, const struct lease *ls)
+{
+    const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
+    json_t *nodes = json_array ();
+    int cores = 0, gpus = 0;
+    int64_t mem = 0;
+    if (!ll || !nodes) {
+        json_decref (nodes);
+        return NULL;
+    }
+    for (int i = 0; i < ll->nnodes; i++) {
+        const struct ledger_lease_node *ln = &ll->nodes[i];
+        char *ids = malloc ((size_t) ln->ncores * 9 + 1);
+        json_t *g = json_array ();
+        for (int k = 0; g && k < ln->ngpus; k++)
+            json_array_append_new (g, json_integer (ln->gpus[k]));
+        int64_t m = ls->shape.memory >= 0 ? ls->shape.memory
+                    : ls->shape.budget >= 0 ? ln->memory : -1;
+        if (!ids || !g
+            || idset_format (ln->cores, ln->ncores, ids,
+                             (size_t) ln->ncores * 9 + 1) < 0
+            || json_array_append_new (nodes, json_pack (
+                   "{s:s s:s s:i s:i s:o s:o}", "name",
+                   ls->placement.nodes[i].name, "cores", ids, "ncores",
+                   ln->ncores, "gpus", ln->ngpus, "gpu_ids", g,
+                   "memory_mb", mb (m))) < 0) {
+            free (ids);
+            json_decref (nodes);
+            return NULL;
+        }
+        free (ids);
+        cores += ln->ncores;
+        gpus += ln->ngpus;
+        mem = mem < 0 || m < 0 ? -1 : mem + m;
+    }
+    return json_pack ("{s:s s:o s:{s:i s:i s:i s:o} s:o s:o}", "lease",
+                      ls->name, "nodes", nodes, "totals", "nodes", ll->nnodes,
+                      "cores", cores, "gpus", gpus, "memory_mb", mb (mem),
+                      "memory_cap", mb (ls->shape.memory),
+                      "budget_mb", mb (ls->shape.budget));
+}
+
+json_t *resources_allocation (struct berthd *d)
+{
+    return allocation_to_json (d->alloc);
+}
