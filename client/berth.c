@@ -16,6 +16,12 @@ static const struct subcommand subcommands[] = {
     { "render", cmd_render, "render the launch command for a step (no daemon)" },
     { "machine", cmd_machine, "describe a machine and, with --allocation, the allocation" },
     { "resolve", cmd_resolve, "choose partition/qos/queue and wall time for N nodes" },
+    { "run", cmd_run, "run a step in a placement from berthd (waits until it fits)" },
+    { "acquire", cmd_acquire, "take a detached lease from berthd and print it" },
+    { "release", cmd_release, "end leases by id" },
+    { "status", cmd_status, "berthd's nodes, leases and queue" },
+    { "shutdown", cmd_shutdown, "stop berthd (drain or force) and wait until it has" },
+    { "verify", cmd_verify, "report what this rank was given (run inside a step)" },
 };
 
 int cli_fail (int status, const char *cmd, const char *fmt, ...)

@@ -6,6 +6,12 @@
 int cmd_render (int argc, char **argv);
 int cmd_machine (int argc, char **argv);
 int cmd_resolve (int argc, char **argv);
+int cmd_acquire (int argc, char **argv);
+int cmd_release (int argc, char **argv);
+int cmd_run (int argc, char **argv);
+int cmd_status (int argc, char **argv);
+int cmd_shutdown (int argc, char **argv);
+int cmd_verify (int argc, char **argv);
 
 /* Print "berth <cmd>: <message>" to stderr and return status. */
 int cli_fail (int status, const char *cmd, const char *fmt, ...)

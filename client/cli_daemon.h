@@ -1,0 +1,18 @@
+/* Pieces shared by the subcommands that talk to berthd: connecting, and
+ * reporting a libberth error the same way everywhere. */
+#ifndef BERTH_CLI_DAEMON_H
+#define BERTH_CLI_DAEMON_H
+
+#include "berth/berth.h"
+
+/* Connect to socket (NULL: $BERTH_SOCKET); on failure print why for cmd
+ * and return NULL. */
+berth_client_t *cli_connect (const char *cmd, const char *socket);
+
+/* Print "berth CMD: MESSAGE (CODE)" to stderr; returns 1. */
+int cli_daemon_fail (const char *cmd, const berth_client_error_t *err);
+
+/* Print text for a POSIX shell, single-quoted where needed. */
+void cli_shell_word (FILE *f, const char *text);
+
+#endif

@@ -1,0 +1,308 @@
+/* berth run: acquire a lease (waiting as needed), run the step in it, pass
+ * signals on, release, and exit with the step's status. The connection to
+ * berthd stays open while the step runs: the lease is bound to it, so if
+ * berth run is killed the lease ends with it (and the step, told by
+ * PR_SET_PDEATHSIG, with them). */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "affinity.h"
+#include "cli_daemon.h"
+#include "commands.h"
+#include "gpus.h"
+#include "idset.h"
+#include "request_options.h"
+#include "topology.h"
+
+static void usage (FILE *f)
+{
+    fprintf (f,
+"Usage: berth run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+"Ask berthd for a placement (waiting until it fits), run PROGRAM there and\n"
+"exit with its status (128+N when killed by signal N). Without --local the\n"
+"machine's launch (srun, mpiexec, ...) that berthd renders for the placement\n"
+"is run; with --local PROGRAM runs on this node bound to the placed cores.\n"
+"The step finds its share in BERTH_LEASE, BERTH_NODES, BERTH_CORES,\n"
+"BERTH_GPUS and BERTH_MEMORY_MB. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
+"SIGUSR2 sent to berth run are passed to the step.\n\n");
+    request_options_help (f);
+    fprintf (f,
+"Running:\n"
+"  --local                  run here with CPU affinity (and, on a GPU node,\n"
+"                           the vendor's visible-devices variable) instead of\n"
+"                           through the launcher; berthd places it on its node\n"
+"  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
+"                           placed cores of a --local step)\n"
+"  -v, --verbose            say on stderr what was granted and what runs\n"
+"  -h, --help               this text\n");
+}
+
+enum { OPT_LOCAL = 256, OPT_OMP };
+
+static const struct option options[] = {
+    REQUEST_OPTIONS,
+    { "local", no_argument, NULL, OPT_LOCAL },
+    { "omp", no_argument, NULL, OPT_OMP },
+    { "verbose", no_argument, NULL, 'v' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+struct run_args {
+    const char *socket;
+    bool local, omp, verbose;
+    int cpus_per_task;        /* 0: not given */
+    char **argv;
+};
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+#define NFORWARDED ((int) (sizeof (forwarded) / sizeof (forwarded[0])))
+
+static volatile sig_atomic_t child_pid;
+
+/* A signal from the terminal (SI_KERNEL) went to the whole foreground
+ * process group, the step included: passing it on would deliver it twice. */
+static void forward (int sig, siginfo_t *si, void *ctx)
+{
+    (void) ctx;
+    if (si && si->si_code == SI_KERNEL)
+        return;
+    if (child_pid > 0)
+        kill ((pid_t) child_pid, sig);
+}
+
+static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
+                  bool *help)
+{
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, "+" REQUEST_SHORT "vh", options, NULL)) != -1) {
+        int taken = request_option (r, &a->socket, c, optarg, "run");
+        if (taken < 0)
+            return 2;
+        if (c == 'c' && taken)
+            a->cpus_per_task = atoi (optarg);
+        if (taken)
+            continue;
+        switch (c) {
+        case OPT_LOCAL:
+            a->local = true;
+            break;
+        case OPT_OMP:
+            a->omp = true;
+            break;
+        case 'v':
+            a->verbose = true;
+            break;
+        case 'h':
+            *help = true;
+            return 0;
+        default:
+            return cli_fail (2, "run", "unknown or incomplete option '%s' (see --help)",
+                             argv[optind - 1]);
+        }
+    }
+    if (optind >= argc || !argv[optind][0])
+        return cli_fail (2, "run", "no program given: put it after '--', e.g. "
+                         "berth run -n 4 -- ./model");
+    a->argv = argv + optind;
+    return 0;
+}
+
+/* The environment of the step, set in this process before it forks (berth
+ * run execs nothing else). */
+static int step_environment (const berth_lease_t *l, const struct run_args *a)
+{
+    berth_client_error_t err;
+    if (a->local) {
+        /* Only berthd's env_delta or the hardware say this is a GPU node: the
+         * CLI loads no machine config. */
+        struct gpu_facts facts = { 0 };
+        int nids;
+        const int *ids = berth_lease_gpu_ids (l, &nids);
+        if (gpus_detect (NULL, NULL, &facts, NULL) == 0) {
+            const char *var = gpus_visible_devices_var (facts.vendor);
+            if (var && ids) {
+                char buf[4096] = "";
+                size_t len = 0;
+                for (int i = 0; i < nids && len < sizeof (buf) - 16; i++)
+                    len += (size_t) snprintf (buf + len, sizeof (buf) - len, "%s%d",
+                                              i ? "," : "", ids[i]);
+                setenv (var, buf, 1);
+            }
+            gpu_facts_free (&facts);
+        }
+    }
+    if (berth_launch_apply_env (berth_lease_launch (l), &err) < 0)
+        return cli_daemon_fail ("run", &err);
+    for (int i = 0; i < berth_lease_nenv (l); i++)
+        setenv (berth_lease_env_name (l, i), berth_lease_env_value (l, i), 1);
+    if (a->omp) {
+        int n = a->cpus_per_task, ncores = 0;
+        berth_lease_cores (l, 0, &ncores);
+        char buf[16];
+        snprintf (buf, sizeof (buf), "%d", n > 0 ? n : a->local ? ncores : 1);
+        setenv ("OMP_NUM_THREADS", buf, 1);
+    }
+    return 0;
+}
+
+/* The CPU set for a --local step. */
+static int local_cpus (const berth_lease_t *l, cpu_set_t *set)
+{
+    berth_error_t e = { 0 };
+    int *usable = NULL, nusable = 0, *threads = NULL, nthreads = 0, ncores = 0;
+    const int *cores = berth_lease_cores (l, 0, &ncores);
+    if (topology_affinity_ids (&usable, &nusable, &e) < 0
+        || affinity_threads (NULL, cores, ncores, usable, nusable, &threads, &nthreads,
+                             &e) < 0) {
+        free (usable);
+        return cli_fail (1, "run", "%s", e.text);
+    }
+    CPU_ZERO (set);
+    for (int i = 0; i < nthreads; i++)
+        if (threads[i] < CPU_SETSIZE)
+            CPU_SET (threads[i], set);
+    free (usable);
+    free (threads);
+    return 0;
+}
+
+static void describe (const berth_lease_t *l, char *const *argv)
+{
+    fprintf (stderr, "berth run: lease %s:", berth_lease_id (l));
+    for (int i = 0; i < berth_lease_nnodes (l); i++) {
+        int n;
+        const int *ids = berth_lease_cores (l, i, &n);
+        char set[256];
+        idset_format (ids, n, set, sizeof (set));
+        fprintf (stderr, "%s %s (cores %s)", i ? "," : "", berth_lease_node (l, i), set);
+    }
+    fprintf (stderr, ", %d GPUs; running", berth_lease_gpus (l));
+    for (int i = 0; argv[i]; i++) {
+        fputc (' ', stderr);
+        cli_shell_word (stderr, argv[i]);
+    }
+    fputc ('\n', stderr);
+}
+
+/* In the child: never returns. */
+static void exec_step (char *const *argv, const cpu_set_t *cpus, pid_t parent,
+                       const sigset_t *mask)
+{
+    for (int i = 0; i < NFORWARDED; i++)
+        signal (forwarded[i], SIG_DFL);
+    sigprocmask (SIG_SETMASK, mask, NULL);
+    /* the step ends with berth run: its lease is gone then */
+    if (prctl (PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid () != parent)
+        _exit (128 + SIGTERM);
+    if (cpus && sched_setaffinity (0, sizeof (*cpus), cpus) < 0) {
+        fprintf (stderr, "berth run: cannot bind to the placed cores: %s\n",
+                 strerror (errno));
+        _exit (126);
+    }
+    execvp (argv[0], argv);
+    int e = errno;
+    fprintf (stderr, "berth run: cannot run '%s': %s\n", argv[0], strerror (e));
+    _exit (e == ENOENT ? 127 : 126);
+}
+
+/* Run argv and wait for it: its exit status, 128+N for signal N. */
+static int run_step (char *const *argv, const cpu_set_t *cpus)
+{
+    sigset_t block, old;
+    sigemptyset (&block);
+    for (int i = 0; i < NFORWARDED; i++)
+        sigaddset (&block, forwarded[i]);
+    sigprocmask (SIG_BLOCK, &block, &old);
+    fflush (NULL);
+    pid_t parent = getpid ();
+    pid_t pid = fork ();
+    if (pid < 0) {
+        sigprocmask (SIG_SETMASK, &old, NULL);
+        return cli_fail (1, "run", "cannot start '%s': %s", argv[0], strerror (errno));
+    }
+    if (pid == 0)
+        exec_step (argv, cpus, parent, &old);
+    child_pid = pid;
+    struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
+    sigemptyset (&sa.sa_mask);
+    for (int i = 0; i < NFORWARDED; i++) {
+        struct sigaction prev;
+        /* a signal ignored when berth run started (nohup, `cmd &`) stays so */
+        if (sigaction (forwarded[i], NULL, &prev) == 0 && prev.sa_handler != SIG_IGN)
+            sigaction (forwarded[i], &sa, NULL);
+    }
+    sigprocmask (SIG_SETMASK, &old, NULL);
+    int status;
+    while (waitpid (pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return cli_fail (1, "run", "waiting for '%s': %s", argv[0], strerror (errno));
+    child_pid = 0;
+    if (WIFSIGNALED (status))
+        return 128 + WTERMSIG (status);
+    return WEXITSTATUS (status);
+}
+
+int cmd_run (int argc, char **argv)
+{
+    berth_client_error_t err;
+    struct run_args a = { 0 };
+    bool help = false;
+    berth_request_t *r = berth_request_new ();
+    if (!r)
+        return cli_fail (1, "run", "out of memory");
+    int rc = parse (argc, argv, r, &a, &help);
+    if (rc || help) {
+        if (help)
+            usage (stdout);
+        berth_request_free (r);
+        return rc;
+    }
+    berth_request_set_bool (r, "env", 1, NULL);
+    if (a.local)
+        berth_request_set_bool (r, "local", 1, NULL);
+    else if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
+        berth_request_free (r);
+        return cli_fail (2, "run", "%s", err.message);
+    }
+    berth_client_t *c = cli_connect ("run", a.socket);
+    berth_lease_t *l = c ? berth_acquire (c, r, &err) : NULL;
+    berth_request_free (r);
+    if (!l) {
+        rc = c ? cli_daemon_fail ("run", &err) : 1;
+        berth_close (c);
+        return rc;
+    }
+
+    char *const *step_argv = a.argv;
+    cpu_set_t cpus;
+    if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
+        rc = cli_fail (1, "run", "berthd granted lease %s without a rendered launch; "
+                       "cannot run the step", berth_lease_id (l));
+    else if (a.local && local_cpus (l, &cpus) != 0)
+        rc = 1;
+    else if (step_environment (l, &a) != 0)
+        rc = 1;
+    else {
+        if (a.verbose)
+            describe (l, step_argv);
+        rc = run_step (step_argv, a.local ? &cpus : NULL);
+    }
+    if (berth_release (c, berth_lease_id (l), &err) < 0)
+        cli_fail (rc, "run", "could not release lease %s: %s: %s (it ends as this "
+                  "command exits)", berth_lease_id (l), err.code, err.message);
+    berth_lease_free (l);
+    berth_close (c);
+    return rc;
+}

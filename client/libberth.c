@@ -1,0 +1,556 @@
+/* libberth: the connection to berthd and one function per operation. Each
+ * call sends one request line (the codec encodes it) and reads lines until
+ * its reply comes; events that arrive meanwhile wait for berth_next_event. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libberth_private.h"
+#include "sockdir.h"
+
+/* ---- errors ------------------------------------------------------------ */
+
+int client_error (berth_client_error_t *err, const berth_error_t *e, const char *code)
+{
+    if (err) {
+        const char *c = code ? code : e && e->code ? e->code : "error";
+        snprintf (err->code, sizeof (err->code), "%s", c);
+        snprintf (err->message, sizeof (err->message), "%s",
+                  e && e->text[0] ? e->text : "unknown error");
+    }
+    return -1;
+}
+
+int client_errorf (berth_client_error_t *err, const char *code, const char *fmt, ...)
+{
+    if (err) {
+        int saved = errno;
+        va_list ap;
+        snprintf (err->code, sizeof (err->code), "%s", code);
+        va_start (ap, fmt);
+        vsnprintf (err->message, sizeof (err->message), fmt, ap);
+        va_end (ap);
+        errno = saved;
+    }
+    return -1;
+}
+
+/* ---- connecting -------------------------------------------------------- */
+
+static int default_path (char *buf, size_t size, berth_client_error_t *err)
+{
+    berth_error_t e = { 0 };
+    const char *job = getenv ("SLURM_JOB_ID");
+    if (!job || !*job)
+        job = getenv ("PBS_JOBID");
+    if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, buf, size,
+                              &e) < 0)
+        return client_error (err, &e, BERTH_ERR_CONNECT);
+    return 0;
+}
+
+berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
+{
+    char dflt[sizeof (((struct sockaddr_un *) 0)->sun_path) + 1];
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    bool from_env = false;
+
+    if (!path || !*path) {
+        path = getenv ("BERTH_SOCKET");
+        from_env = path && *path;
+        if (!from_env) {
+            if (default_path (dflt, sizeof (dflt), err) < 0)
+                return NULL;
+            path = dflt;
+        }
+    }
+    if (strlen (path) >= sizeof (sa.sun_path)) {
+        client_errorf (err, BERTH_ERR_CONNECT,
+                       "socket path %s is %zu bytes, over the %zu a Unix socket "
+                       "allows; start berthd with a shorter --socket",
+                       path, strlen (path), sizeof (sa.sun_path) - 1);
+        return NULL;
+    }
+    memcpy (sa.sun_path, path, strlen (path) + 1);
+
+    berth_client_t *c = calloc (1, sizeof (*c));
+    if (c)
+        c->fd = -1;
+    if (!c || !(c->path = strdup (path)) || !(c->events = json_array ())) {
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+        goto fail;
+    }
+    c->next_id = 1;
+    c->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->fd < 0) {
+        client_errorf (err, BERTH_ERR_SYSTEM, "cannot make a socket: %s",
+                       strerror (errno));
+        goto fail;
+    }
+    while (connect (c->fd, (struct sockaddr *) &sa, sizeof (sa)) < 0) {
+        if (errno == EINTR)
+            continue;
+        const char *whence = from_env ? " (from BERTH_SOCKET)" : "";
+        if (errno == ENOENT)
+            client_errorf (err, BERTH_ERR_CONNECT,
+                           "no berthd socket at %s%s; start berthd first "
+                           "(eval \"$(berthd --detach --print-env)\") or set "
+                           "BERTH_SOCKET to its socket", path, whence);
+        else if (errno == ECONNREFUSED)
+            client_errorf (err, BERTH_ERR_CONNECT,
+                           "berthd is not running at %s%s (the socket is left "
+                           "over from one that stopped); start it again", path,
+                           whence);
+        else
+            client_errorf (err, BERTH_ERR_CONNECT, "cannot connect to berthd at %s%s: %s",
+                           path, whence, strerror (errno));
+        goto fail;
+    }
+    return c;
+fail:
+    if (c) {
+        if (c->fd >= 0)
+            close (c->fd);
+        free (c->path);
+        json_decref (c->events);
+        free (c);
+    }
+    return NULL;
+}
+
+void berth_close (berth_client_t *c)
+{
+    if (!c)
+        return;
+    int saved = errno;
+    close (c->fd);
+    free (c->path);
+    free (c->buf);
+    json_decref (c->events);
+    free (c);
+    errno = saved;
+}
+
+int berth_fd (const berth_client_t *c)
+{
+    return c ? c->fd : -1;
+}
+
+const char *berth_socket_path (const berth_client_t *c)
+{
+    return c ? c->path : NULL;
+}
+
+/* ---- lines ------------------------------------------------------------- */
+
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int send_all (berth_client_t *c, const char *data, size_t len,
+                     berth_client_error_t *err)
+{
+    while (len > 0) {
+        ssize_t n = send (c->fd, data, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+            return client_errorf (err, BERTH_ERR_CLOSED,
+                                  "berthd at %s closed the connection", c->path);
+        if (n < 0)
+            return client_errorf (err, BERTH_ERR_SYSTEM, "cannot write to berthd at %s: %s",
+                                  c->path, strerror (errno));
+        data += n;
+        len -= (size_t) n;
+    }
+    return 0;
+}
+
+/* Take one complete line out of the buffer, if there is one. */
+static int take_line (berth_client_t *c, json_t **msg, berth_client_error_t *err)
+{
+    char *nl = c->len ? memchr (c->buf, '\n', c->len) : NULL;
+    if (!nl) {
+        if (c->len > PROTO_MAX_REPLY)
+            return client_errorf (err, BERTH_ERR_PROTOCOL,
+                                  "berthd sent a line of more than %d bytes",
+                                  PROTO_MAX_REPLY);
+        return 0;
+    }
+    size_t n = (size_t) (nl - c->buf);
+    berth_error_t e = { 0 };
+    int rc = proto_parse_message (c->buf, n, msg, &e);
+    memmove (c->buf, nl + 1, c->len - n - 1);
+    c->len -= n + 1;
+    if (rc < 0)
+        return client_error (err, &e, BERTH_ERR_PROTOCOL);
+    return 1;
+}
+
+/* Read the next message: 1 and *msg, 0 when deadline (monotonic; < 0: none)
+ * passed first, -1 on error. */
+static int read_message (berth_client_t *c, double deadline, json_t **msg,
+                         berth_client_error_t *err)
+{
+    for (;;) {
+        int rc = take_line (c, msg, err);
+        if (rc != 0)
+            return rc;
+        if (deadline >= 0) {
+            double left = deadline - now ();
+            if (left <= 0)
+                return 0;
+            struct pollfd p = { .fd = c->fd, .events = POLLIN };
+            int ms = left > 1e6 ? 1000000000 : (int) ceil (left * 1000);
+            int n = poll (&p, 1, ms);
+            if (n < 0 && errno != EINTR)
+                return client_errorf (err, BERTH_ERR_SYSTEM, "poll: %s", strerror (errno));
+            if (n <= 0)
+                continue;
+        }
+        if (c->cap - c->len < 4096) {
+            size_t cap = c->cap ? c->cap * 2 : 16384;
+            char *b = realloc (c->buf, cap);
+            if (!b)
+                return client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+            c->buf = b;
+            c->cap = cap;
+        }
+        ssize_t n = read (c->fd, c->buf + c->len, c->cap - c->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != ECONNRESET)
+            return client_errorf (err, BERTH_ERR_SYSTEM, "cannot read from berthd at %s: %s",
+                                  c->path, strerror (errno));
+        if (n <= 0)
+            return client_errorf (err, BERTH_ERR_CLOSED,
+                                  "berthd at %s closed the connection%s", c->path,
+                                  c->len ? " in the middle of a line" : "");
+        c->len += (size_t) n;
+    }
+}
+
+static bool is_our_reply (const json_t *msg, long long id)
+{
+    json_t *v = json_object_get (msg, "id");
+    /* null: berthd could not read the request (only one is ever in flight) */
+    return json_is_null (v) || (json_is_integer (v) && json_integer_value (v) == id);
+}
+
+/* Send req (its id set here) and wait for its reply; events that come first
+ * are kept for berth_next_event. On success the reply is the caller's. */
+static json_t *transact (berth_client_t *c, struct proto_request *req,
+                         berth_client_error_t *err)
+{
+    long long id = c->next_id++;
+    req->id = json_integer (id);
+    json_t *o = req->id ? proto_encode_request (req) : NULL;
+    char *line = o ? proto_line (o) : NULL;
+    json_decref (o);
+    json_decref (req->id);
+    req->id = NULL;
+    if (!line) {
+        client_errorf (err, BERTH_ERR_SYSTEM, "cannot encode the %s request "
+                       "(out of memory)", proto_op_name (req->op));
+        return NULL;
+    }
+    if (strlen (line) > PROTO_MAX_LINE + 1) {
+        client_errorf (err, BERTH_ERR_TOO_LARGE, "the %s request is %zu bytes, over "
+                       "berthd's limit of %d per line; shorten the argv",
+                       proto_op_name (req->op), strlen (line) - 1, PROTO_MAX_LINE);
+        free (line);
+        return NULL;
+    }
+    int rc = send_all (c, line, strlen (line), err);
+    free (line);
+    if (rc < 0)
+        return NULL;
+    for (;;) {
+        json_t *msg;
+        if (read_message (c, -1, &msg, err) < 0)
+            return NULL;
+        if (proto_is_event (msg)) {
+            if (c->watching)
+                json_array_append (c->events, msg);
+            json_decref (msg);
+            continue;
+        }
+        if (!is_our_reply (msg, id)) {
+            json_decref (msg);
+            continue;
+        }
+        berth_error_t e = { 0 };
+        if (proto_reply_status (msg, &e) < 0) {
+            json_decref (msg);
+            /* the codec reads a reply it cannot make sense of as internal */
+            client_error (err, &e, NULL);
+            return NULL;
+        }
+        return msg;
+    }
+}
+
+/* The reply's members except id and ok, as compact JSON text. */
+static char *reply_body_text (json_t *reply, berth_client_error_t *err)
+{
+    json_object_del (reply, "id");
+    json_object_del (reply, "ok");
+    char *s = json_dumps (reply, JSON_COMPACT);
+    if (!s)
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+    return s;
+}
+
+/* ---- operations -------------------------------------------------------- */
+
+int berth_hello (berth_client_t *c, int *version, char **server,
+                 berth_client_error_t *err)
+{
+    struct proto_request req;
+    berth_error_t e = { 0 };
+    proto_request_init (&req, PROTO_HELLO);
+    req.hello.version = BERTH_PROTOCOL_VERSION;
+    if (!c || !version)
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_hello: no client or no version");
+    json_t *reply = transact (c, &req, err);
+    if (!reply)
+        return -1;
+    int v;
+    if (proto_decode_hello_reply (reply, &v, &e) < 0) {
+        json_decref (reply);
+        return client_error (err, &e, BERTH_ERR_PROTOCOL);
+    }
+    if (server) {
+        const char *s = json_string_value (json_object_get (reply, "server"));
+        if (!(*server = strdup (s ? s : "berthd"))) {
+            json_decref (reply);
+            return client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+        }
+    }
+    *version = v;
+    json_decref (reply);
+    return 0;
+}
+
+berth_lease_t *berth_acquire (berth_client_t *c, const berth_request_t *r,
+                              berth_client_error_t *err)
+{
+    if (!c || !r) {
+        client_errorf (err, BERTH_ERR_USAGE, "berth_acquire: no client or no request");
+        return NULL;
+    }
+    struct proto_request req;
+    proto_request_init (&req, PROTO_ACQUIRE);
+    req.acquire = r->a;       /* borrowed: encoded, never freed here */
+    json_t *reply = transact (c, &req, err);
+    if (!reply)
+        return NULL;
+    json_object_del (reply, "id");
+    json_object_del (reply, "ok");
+    berth_lease_t *l = lease_from_json (reply, err);
+    json_decref (reply);
+    return l;
+}
+
+int berth_release (berth_client_t *c, const char *lease, berth_client_error_t *err)
+{
+    if (!c || !lease || !*lease)
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_release: no client or no lease id");
+    struct proto_request req;
+    proto_request_init (&req, PROTO_RELEASE);
+    req.release.lease = (char *) lease;
+    json_t *reply = transact (c, &req, err);
+    json_decref (reply);
+    return reply ? 0 : -1;
+}
+
+berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
+                              int ntasks, int cpus_per_task, long long memory_cap_mb,
+                              const char *const *argv, berth_client_error_t *err)
+{
+    berth_error_t e = { 0 };
+    json_error_t je;
+    struct proto_lease shape;
+    struct proto_request req;
+
+    if (!c || !placement_json || !argv || !argv[0] || ntasks < 1 || cpus_per_task < 0) {
+        client_errorf (err, BERTH_ERR_USAGE, "berth_render: needs a client, a placement, "
+                       "argv, ntasks >= 1 and cpus_per_task >= 0");
+        return NULL;
+    }
+    json_t *p = json_loads (placement_json, JSON_REJECT_DUPLICATES, &je);
+    if (!p) {
+        client_errorf (err, BERTH_ERR_USAGE, "berth_render: the placement is not JSON: %s",
+                       je.text);
+        return NULL;
+    }
+    /* The codec reads a placement as part of a lease object. */
+    json_t *wrap = json_pack ("{s:s s:o}", "lease", "render", "placement", p);
+    int rc = wrap ? proto_decode_lease (wrap, &shape, &e) : errprintf (&e, "out of memory");
+    json_decref (wrap);
+    if (rc < 0) {
+        client_errorf (err, BERTH_ERR_USAGE, "berth_render: %s", e.text);
+        return NULL;
+    }
+    proto_request_init (&req, PROTO_RENDER);
+    req.render.placement = shape.placement;
+    req.render.ntasks = ntasks;
+    req.render.cpus_per_task = cpus_per_task;
+    req.render.memory_cap = memory_cap_mb < 0 ? -1 : memory_cap_mb;
+    req.render.argv = (char **) argv;
+    json_t *reply = transact (c, &req, err);
+    proto_lease_free (&shape);
+    if (!reply)
+        return NULL;
+    berth_launch_t *l = calloc (1, sizeof (*l));
+    if (!l)
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+    else if (proto_decode_render_reply (reply, &l->l, &e) < 0) {
+        client_error (err, &e, BERTH_ERR_PROTOCOL);
+        free (l);
+        l = NULL;
+    }
+    json_decref (reply);
+    return l;
+}
+
+char *berth_resources (berth_client_t *c, const char *lease, berth_client_error_t *err)
+{
+    if (!c) {
+        client_errorf (err, BERTH_ERR_USAGE, "berth_resources: no client");
+        return NULL;
+    }
+    struct proto_request req;
+    proto_request_init (&req, PROTO_RESOURCES);
+    req.resources.lease = (char *) lease;
+    json_t *reply = transact (c, &req, err);
+    char *s = reply ? reply_body_text (reply, err) : NULL;
+    json_decref (reply);
+    return s;
+}
+
+char *berth_status (berth_client_t *c, berth_client_error_t *err)
+{
+    if (!c) {
+        client_errorf (err, BERTH_ERR_USAGE, "berth_status: no client");
+        return NULL;
+    }
+    struct proto_request req;
+    proto_request_init (&req, PROTO_STATUS);
+    json_t *reply = transact (c, &req, err);
+    char *s = reply ? reply_body_text (reply, err) : NULL;
+    json_decref (reply);
+    return s;
+}
+
+int berth_watch (berth_client_t *c, int history, berth_client_error_t *err)
+{
+    if (!c)
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_watch: no client");
+    struct proto_request req;
+    proto_request_init (&req, PROTO_WATCH);
+    req.watch.history = history != 0;
+    c->watching = true;      /* events may follow the reply at once */
+    json_t *reply = transact (c, &req, err);
+    if (!reply) {
+        c->watching = json_array_size (c->events) > 0;
+        return -1;
+    }
+    json_decref (reply);
+    return 0;
+}
+
+int berth_next_event (berth_client_t *c, double timeout, berth_event_t **ev,
+                      berth_client_error_t *err)
+{
+    if (!c || !ev)
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_next_event: no client or no ev");
+    if (!c->watching)
+        return client_errorf (err, BERTH_ERR_USAGE,
+                              "berth_next_event: call berth_watch first");
+    double deadline = timeout < 0 ? -1 : now () + timeout;
+    for (;;) {
+        json_t *msg;
+        if (json_array_size (c->events) > 0) {
+            msg = json_incref (json_array_get (c->events, 0));
+            json_array_remove (c->events, 0);
+        } else {
+            int rc = read_message (c, deadline, &msg, err);
+            if (rc <= 0)
+                return rc;
+            if (!proto_is_event (msg)) {   /* a stray reply: nobody waits for it */
+                json_decref (msg);
+                continue;
+            }
+        }
+        berth_event_t *e = event_from_json (msg, err);
+        json_decref (msg);
+        if (!e)
+            return -1;
+        *ev = e;
+        return 1;
+    }
+}
+
+/* Wait until berthd has closed this connection and removed its socket. */
+static int wait_gone (berth_client_t *c, double wait, berth_client_error_t *err)
+{
+    double deadline = now () + wait;
+    bool closed = false;
+    struct stat st;
+    while (!closed) {
+        json_t *msg;
+        berth_client_error_t e;
+        int rc = read_message (c, deadline, &msg, &e);
+        if (rc > 0)
+            json_decref (msg);
+        else if (rc < 0 && strcmp (e.code, BERTH_ERR_CLOSED) && strcmp (e.code, BERTH_ERR_SYSTEM)
+                 && strcmp (e.code, BERTH_ERR_PROTOCOL))
+            return client_errorf (err, e.code, "%s", e.message);
+        else if (rc < 0)
+            closed = true;
+        else
+            return client_errorf (err, BERTH_ERR_TIMEOUT,
+                                  "berthd at %s has not finished after %g s (leases "
+                                  "still held? see berth status, or shut down with "
+                                  "--force)", c->path, wait);
+    }
+    while (lstat (c->path, &st) == 0) {
+        if (now () >= deadline)
+            return client_errorf (err, BERTH_ERR_TIMEOUT,
+                                  "berthd closed the connection but its socket %s is "
+                                  "still there after %g s", c->path, wait);
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep (&ts, NULL);
+    }
+    return 0;
+}
+
+int berth_shutdown (berth_client_t *c, enum berth_shutdown_mode mode, double wait,
+                    berth_client_error_t *err)
+{
+    if (!c || (mode != BERTH_SHUTDOWN_DRAIN && mode != BERTH_SHUTDOWN_FORCE))
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_shutdown: no client or bad mode");
+    struct proto_request req;
+    proto_request_init (&req, PROTO_SHUTDOWN);
+    req.shutdown.mode = mode == BERTH_SHUTDOWN_FORCE ? PROTO_SHUTDOWN_FORCE
+                                                     : PROTO_SHUTDOWN_DRAIN;
+    json_t *reply = transact (c, &req, err);
+    if (!reply)
+        return -1;
+    json_decref (reply);
+    return wait < 0 ? 0 : wait_gone (c, wait, err);
+}

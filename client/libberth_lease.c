@@ -1,0 +1,372 @@
+/* libberth: leases, launches and events as berthd describes them (decoded
+ * by the codec), and their accessors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idset.h"
+#include "libberth_private.h"
+
+/* ---- the BERTH_* variables --------------------------------------------- */
+
+static int env_add (struct proto_lease *l, const char *name, const char *value)
+{
+    struct env_set_item *v = realloc (l->env, (size_t) (l->nenv + 1) * sizeof (*v));
+    if (!v)
+        return -1;
+    l->env = v;
+    v[l->nenv].name = strdup (name);
+    v[l->nenv].value = strdup (value);
+    if (!v[l->nenv].name || !v[l->nenv].value) {
+        free (v[l->nenv].name);
+        free (v[l->nenv].value);
+        return -1;
+    }
+    l->nenv++;
+    return 0;
+}
+
+/* Join node names with commas; NULL when out of memory. */
+static char *join_nodes (const struct placement *p)
+{
+    size_t n = 1;
+    for (int i = 0; i < p->nnodes; i++)
+        n += strlen (p->nodes[i].name) + 1;
+    char *s = malloc (n), *w = s;
+    for (int i = 0; s && i < p->nnodes; i++)
+        w += sprintf (w, "%s%s", i ? "," : "", p->nodes[i].name);
+    if (s)
+        *w = '\0';
+    return s;
+}
+
+static char *join_ids (const int *ids, int n)
+{
+    char *s = malloc ((size_t) n * 12 + 1), *w = s;
+    for (int i = 0; s && i < n; i++)
+        w += sprintf (w, "%s%d", i ? "," : "", ids[i]);
+    if (s)
+        *w = '\0';
+    return s;
+}
+
+/* 50-daemon.md "Clients": the same figures berthd sends with "env". */
+int lease_derive_env (struct proto_lease *l, berth_error_t *err)
+{
+    const struct placement *p = &l->placement;
+    char mem[32] = "", *cores = NULL;
+    char *nodes = join_nodes (p);
+    char *gpus = join_ids (p->gpu_ids, p->ngpu_ids);
+    if (p->nnodes > 0) {
+        const struct placement_node *n0 = &p->nodes[0];
+        int len = idset_format (n0->cores, n0->ncores, NULL, 0);
+        if (len >= 0 && (cores = malloc ((size_t) len + 1)))
+            idset_format (n0->cores, n0->ncores, cores, (size_t) len + 1);
+    }
+    if (l->memory_cap >= 0)
+        snprintf (mem, sizeof (mem), "%lld", (long long) l->memory_cap);
+    else if (l->budget_mb >= 0)
+        snprintf (mem, sizeof (mem), "%lld", (long long) l->budget_mb);
+    int rc = nodes && gpus && (cores || p->nnodes == 0) ? 0 : -1;
+    if (rc == 0)
+        rc = env_add (l, "BERTH_LEASE", l->id) | env_add (l, "BERTH_NODES", nodes)
+             | env_add (l, "BERTH_CORES", cores ? cores : "")
+             | env_add (l, "BERTH_GPUS", gpus) | env_add (l, "BERTH_MEMORY_MB", mem);
+    free (nodes);
+    free (gpus);
+    free (cores);
+    return rc < 0 ? errprintf_code (err, BERTH_ERR_SYSTEM, "out of memory") : 0;
+}
+
+/* ---- leases ------------------------------------------------------------ */
+
+berth_lease_t *lease_from_json (const json_t *o, berth_client_error_t *err)
+{
+    berth_error_t e = { 0 };
+    berth_lease_t *l = calloc (1, sizeof (*l));
+    if (!l) {
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
+    if (proto_decode_lease (o, &l->l, &e) < 0) {
+        free (l);
+        client_error (err, &e, BERTH_ERR_PROTOCOL);
+        return NULL;
+    }
+    l->launch.l = l->l.launch;
+    memset (&l->l.launch, 0, sizeof (l->l.launch));
+    if ((!l->l.env && lease_derive_env (&l->l, &e) < 0)
+        || !(l->json = json_deep_copy (o))) {
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+        berth_lease_free (l);
+        return NULL;
+    }
+    return l;
+}
+
+void berth_lease_free (berth_lease_t *l)
+{
+    if (!l)
+        return;
+    proto_lease_free (&l->l);
+    launch_free (&l->launch.l);
+    json_decref (l->json);
+    free (l);
+}
+
+const char *berth_lease_id (const berth_lease_t *l)
+{
+    return l ? l->l.id : NULL;
+}
+
+const char *berth_lease_label (const berth_lease_t *l)
+{
+    return l ? l->l.label : NULL;
+}
+
+int berth_lease_nnodes (const berth_lease_t *l)
+{
+    return l ? l->l.placement.nnodes : 0;
+}
+
+const char *berth_lease_node (const berth_lease_t *l, int i)
+{
+    return l && i >= 0 && i < l->l.placement.nnodes ? l->l.placement.nodes[i].name : NULL;
+}
+
+const int *berth_lease_cores (const berth_lease_t *l, int i, int *n)
+{
+    if (!l || i < 0 || i >= l->l.placement.nnodes) {
+        if (n)
+            *n = 0;
+        return NULL;
+    }
+    if (n)
+        *n = l->l.placement.nodes[i].ncores;
+    return l->l.placement.nodes[i].cores;
+}
+
+int berth_lease_gpus (const berth_lease_t *l)
+{
+    return l ? l->l.placement.gpus : 0;
+}
+
+const int *berth_lease_gpu_ids (const berth_lease_t *l, int *n)
+{
+    bool known = l && (l->l.placement.gpu_ids || l->l.placement.gpus == 0);
+    if (n)
+        *n = known ? l->l.placement.ngpu_ids : 0;
+    /* an empty list is known too: hand out a valid pointer for it */
+    static const int none[1] = { 0 };
+    return !known ? NULL : l->l.placement.gpu_ids ? l->l.placement.gpu_ids : none;
+}
+
+long long berth_lease_memory_cap (const berth_lease_t *l)
+{
+    return l ? l->l.memory_cap : -1;
+}
+
+long long berth_lease_budget_mb (const berth_lease_t *l)
+{
+    return l ? l->l.budget_mb : -1;
+}
+
+int berth_lease_owner_pid (const berth_lease_t *l)
+{
+    return l ? l->l.owner_pid : 0;
+}
+
+double berth_lease_granted (const berth_lease_t *l)
+{
+    return l ? l->l.granted : -1;
+}
+
+const berth_launch_t *berth_lease_launch (const berth_lease_t *l)
+{
+    return l ? &l->launch : NULL;
+}
+
+int berth_lease_nenv (const berth_lease_t *l)
+{
+    return l ? l->l.nenv : 0;
+}
+
+const char *berth_lease_env_name (const berth_lease_t *l, int i)
+{
+    return l && i >= 0 && i < l->l.nenv ? l->l.env[i].name : NULL;
+}
+
+const char *berth_lease_env_value (const berth_lease_t *l, int i)
+{
+    return l && i >= 0 && i < l->l.nenv ? l->l.env[i].value : NULL;
+}
+
+char *berth_lease_json (const berth_lease_t *l)
+{
+    return l ? json_dumps (l->json, JSON_COMPACT) : NULL;
+}
+
+/* ---- launches ---------------------------------------------------------- */
+
+const char *const *berth_launch_argv (const berth_launch_t *l)
+{
+    return l ? (const char *const *) l->l.argv : NULL;
+}
+
+int berth_launch_nunset (const berth_launch_t *l)
+{
+    return l ? l->l.n_unset : 0;
+}
+
+const char *berth_launch_unset (const berth_launch_t *l, int i)
+{
+    return l && i >= 0 && i < l->l.n_unset ? l->l.env_unset[i] : NULL;
+}
+
+int berth_launch_nset (const berth_launch_t *l)
+{
+    return l ? l->l.n_set : 0;
+}
+
+const char *berth_launch_set_name (const berth_launch_t *l, int i)
+{
+    return l && i >= 0 && i < l->l.n_set ? l->l.env_set[i].name : NULL;
+}
+
+const char *berth_launch_set_value (const berth_launch_t *l, int i)
+{
+    return l && i >= 0 && i < l->l.n_set ? l->l.env_set[i].value : NULL;
+}
+
+int berth_launch_apply_env (const berth_launch_t *l, berth_client_error_t *err)
+{
+    if (!l)
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_launch_apply_env: no launch");
+    for (int i = 0; i < l->l.n_unset; i++)
+        if (unsetenv (l->l.env_unset[i]) < 0)
+            return client_errorf (err, BERTH_ERR_USAGE, "cannot unset '%s': not a "
+                                  "variable name", l->l.env_unset[i]);
+    for (int i = 0; i < l->l.n_set; i++)
+        if (setenv (l->l.env_set[i].name, l->l.env_set[i].value, 1) < 0)
+            return client_errorf (err, BERTH_ERR_USAGE, "cannot set '%s': not a "
+                                  "variable name", l->l.env_set[i].name);
+    return 0;
+}
+
+void berth_launch_free (berth_launch_t *l)
+{
+    if (!l)
+        return;
+    launch_free (&l->l);
+    free (l);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static const char *const event_names[] = {
+    [BERTH_EVENT_GRANTED] = "granted", [BERTH_EVENT_WAITED] = "waited",
+    [BERTH_EVENT_RELEASED] = "released", [BERTH_EVENT_REFUSED] = "refused",
+};
+
+berth_event_t *event_from_json (const json_t *o, berth_client_error_t *err)
+{
+    berth_error_t e = { 0 };
+    berth_event_t *ev = calloc (1, sizeof (*ev));
+    if (!ev) {
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
+    if (proto_decode_event (o, &ev->ev, &e) < 0) {
+        free (ev);
+        client_error (err, &e, BERTH_ERR_PROTOCOL);
+        return NULL;
+    }
+    if (ev->ev.kind == PROTO_EV_GRANTED && !(ev->lease = lease_from_json (o, err))) {
+        berth_event_free (ev);
+        return NULL;
+    }
+    if (!(ev->json = json_deep_copy (o))) {
+        berth_event_free (ev);
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
+    return ev;
+}
+
+void berth_event_free (berth_event_t *ev)
+{
+    if (!ev)
+        return;
+    proto_event_free (&ev->ev);
+    berth_lease_free (ev->lease);
+    json_decref (ev->json);
+    free (ev);
+}
+
+enum berth_event_kind berth_event_kind (const berth_event_t *ev)
+{
+    switch (ev->ev.kind) {
+    case PROTO_EV_GRANTED:
+        return BERTH_EVENT_GRANTED;
+    case PROTO_EV_WAITED:
+        return BERTH_EVENT_WAITED;
+    case PROTO_EV_RELEASED:
+        return BERTH_EVENT_RELEASED;
+    case PROTO_EV_REFUSED:
+        break;
+    }
+    return BERTH_EVENT_REFUSED;
+}
+
+const char *berth_event_name (const berth_event_t *ev)
+{
+    return ev ? event_names[berth_event_kind (ev)] : NULL;
+}
+
+double berth_event_time (const berth_event_t *ev)
+{
+    return ev ? ev->ev.time : 0;
+}
+
+const berth_lease_t *berth_event_lease (const berth_event_t *ev)
+{
+    return ev ? ev->lease : NULL;
+}
+
+const char *berth_event_lease_id (const berth_event_t *ev)
+{
+    return ev ? ev->ev.lease.id : NULL;
+}
+
+const char *berth_event_label (const berth_event_t *ev)
+{
+    if (!ev)
+        return NULL;
+    return ev->ev.kind == PROTO_EV_GRANTED || ev->ev.kind == PROTO_EV_RELEASED
+               ? ev->ev.lease.label : ev->ev.label;
+}
+
+int berth_event_position (const berth_event_t *ev)
+{
+    return ev && ev->ev.kind == PROTO_EV_WAITED ? ev->ev.position : 0;
+}
+
+const char *berth_event_why (const berth_event_t *ev)
+{
+    return ev ? ev->ev.why : NULL;
+}
+
+const char *berth_event_error_code (const berth_event_t *ev)
+{
+    return ev && ev->ev.kind == PROTO_EV_REFUSED ? ev->ev.error.code : NULL;
+}
+
+const char *berth_event_error_message (const berth_event_t *ev)
+{
+    return ev && ev->ev.kind == PROTO_EV_REFUSED ? ev->ev.error.text : NULL;
+}
+
+char *berth_event_json (const berth_event_t *ev)
+{
+    return ev ? json_dumps (ev->json, JSON_COMPACT) : NULL;
+}
