@@ -75,8 +75,7 @@ check "the batch job succeeded (sbatch --wait exit $rc): $(tail -c 300 "$d/job.o
 python3 "$here/ensemble_check.py" "$d" "$duration"
 status=$?
 # ensemble_check.py prints ok/FAIL lines; fold its count into ours
-passed=$((passed + $(grep -c '^ok - ' "$d/check.log" 2>/dev/null || echo 0)))
-failed=$((failed + $(grep -c '^FAIL - ' "$d/check.log" 2>/dev/null || echo 0)))
-[[ $status == 0 || -s $d/check.log ]] || not_ok "ensemble_check.py failed (exit $status)"
+count_results "$d/check.log"
+[[ $status == 0 ]] || not_ok "ensemble_check.py failed (exit $status)"
 note done
 finish

@@ -8,6 +8,7 @@ berthd's events log:
 - every rank ran on a node its placement named;
 - no two steps running at once held more cores on a node than Slurm gave the
   job there, and leases alive at once never shared a core id (events log);
+- where Slurm binds CPUs, their ranks on one node had disjoint real CPUs;
 - GPU steps saw their own GPUs (SLURM_STEP_GPUS: Slurm's global ids), never
   those of a GPU step running beside them on the node; CPU steps saw none;
 - a declared memory reached the step (BERTH_MEMORY_MB);
@@ -113,11 +114,14 @@ for line in read("steps.txt").splitlines():
 check(f"{len(steps)} steps in the ensemble (at least 40)", len(steps) >= 40)
 
 waits = len(re.findall(r"step creation (temporarily|still) disabled", read("job.out")))
-bad_steps = []
+bad_steps, waited = [], []
 for s in steps:
     text = read(f"steps/{s['label']}.out")
     s["rc"] = read(f"steps/{s['label']}.rc").strip()
-    waits += len(re.findall(r"step creation (temporarily|still) disabled", text))
+    n = len(re.findall(r"step creation (temporarily|still) disabled", text))
+    if n:
+        waited.append(s["label"])
+    waits += n
     s["starts"], s["ends"], s["ranks"] = [], [], []
     for l in text.splitlines():
         l = re.sub(r"^\s*\d+: ", "", l)  # srun --label prefix
@@ -178,6 +182,22 @@ for s in ran:
 check(f"steps ran side by side (peak {peak} at once)", peak >= 4)
 check("no node ever held more cores than it has (from the steps' reports)", not over, "; ".join(over[:3]))
 
+# where Slurm binds (the cluster's exclusive and shared modes), the ranks of
+# steps running at once on one node had disjoint real CPUs
+binding = os.environ.get("LOCAL_SLURM_BINDING", "none")
+if binding in ("exclusive", "shared"):
+    shared = []
+    for a in ran:
+        for b in ran:
+            if a["label"] < b["label"] and a["t0"] < b["t1"] and b["t0"] < a["t1"]:
+                for ra in a["ranks"]:
+                    for rb in b["ranks"]:
+                        both = idset(ra.get("cpus")) & idset(rb.get("cpus"))
+                        if ra["node"] == rb["node"] and both:
+                            shared.append(f"{a['label']} and {b['label']} on {ra['node']}: CPUs {sorted(both)}")
+    check(f"steps running at once on a node had disjoint real CPUs ({binding} binding)", not shared,
+          "; ".join(shared[:3]))
+
 # GPUs: SLURM_STEP_GPUS are Slurm's global ids on the node
 gpu_bad = []
 for s in ran:
@@ -207,7 +227,8 @@ mem_steps = [s for s in ran if s["mem"]]
 check(f"declared memory reached the steps ({len(mem_steps)} steps, BERTH_MEMORY_MB)",
       bool(mem_steps) and all(str(s["mem_seen"]) == str(s["mem"]) for s in mem_steps),
       "; ".join(f"{s['label']}: {s['mem_seen']}" for s in mem_steps if str(s["mem_seen"]) != str(s["mem"])))
-check(f"no srun waited (step creation temporarily disabled: {waits})", waits == 0)
+check(f"no srun waited (step creation temporarily disabled: {waits})", waits == 0,
+      f"in steps {', '.join(waited)}" + (" and the job's output" if waits > len(waited) else ""))
 
 # the events log: leases alive at once never share a core id on a node
 events = []

@@ -46,6 +46,12 @@ not_ok() { failed=$((failed + 1)); printf 'FAIL - %s\n' "$*" | tee /dev/stderr; 
 # check DESC CMD...: ok when CMD exits 0
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
 note() { printf "# %s (%ss)\n" "$*" "$SECONDS"; }
+# count_results FILE: fold the ok/FAIL lines a helper wrote into the counts
+count_results() {
+    local n
+    n=$(grep -c '^ok - ' "$1" 2>/dev/null); passed=$((passed + ${n:-0}))
+    n=$(grep -c '^FAIL - ' "$1" 2>/dev/null); failed=$((failed + ${n:-0}))
+}
 finish() {
     echo "$slurm_test: $passed passed, $failed failed"
     [[ $failed == 0 ]]
