@@ -25,7 +25,7 @@ done
 duration=2
 cat >"$d/step.sh" <<EOS
 #!/bin/sh
-echo "start \${SLURM_PROCID:-0} \$SLURMD_NODENAME \$(date +%s.%N)"
+echo "start \${SLURM_PROCID:-0} \$SLURMD_NODENAME \$(date +%s.%N) \${SLURM_STEP_ID:-}"
 v=\$("$BERTH" verify --json); echo "verify \$? \${SLURM_PROCID:-0} \$SLURMD_NODENAME \$v"
 sleep $duration
 echo "end \${SLURM_PROCID:-0} \$SLURMD_NODENAME \$(date +%s.%N)"

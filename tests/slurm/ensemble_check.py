@@ -126,8 +126,9 @@ for s in steps:
     for l in text.splitlines():
         l = re.sub(r"^\s*\d+: ", "", l)  # srun --label prefix
         f = l.split(" ", 4)
-        if f[0] == "start" and len(f) == 4:
+        if f[0] == "start" and len(f) >= 4:
             s["starts"].append((f[2], float(f[3])))
+            s["step_id"] = f[4] if len(f) > 4 else None
         elif f[0] == "end" and len(f) == 4:
             s["ends"].append((f[2], float(f[3])))
         elif f[0] == "verify" and len(f) == 5:
@@ -227,8 +228,51 @@ mem_steps = [s for s in ran if s["mem"]]
 check(f"declared memory reached the steps ({len(mem_steps)} steps, BERTH_MEMORY_MB)",
       bool(mem_steps) and all(str(s["mem_seen"]) == str(s["mem"]) for s in mem_steps),
       "; ".join(f"{s['label']}: {s['mem_seen']}" for s in mem_steps if str(s["mem_seen"]) != str(s["mem"])))
+# For a step that waited, say whether Slurm still held a step that berthd had
+# already released (its slurmstepd "done with job" after the new grant): srun
+# of a multi-node step returns before every node has finished the step.
+def slurmd_done():
+    done = {}
+    logdir = os.path.join(d, "..", "cluster", "log")
+    for f in os.listdir(logdir) if os.path.isdir(logdir) else []:
+        m = re.fullmatch(r"slurmd-(.*)\.log", f)
+        for l in open(os.path.join(logdir, f), errors="replace") if m else []:
+            x = re.match(r"\[(\S+)\] \[\d+\.(\d+)\] done with job", l)
+            if x:
+                import datetime
+                done[(m.group(1), x.group(2))] = datetime.datetime.fromisoformat(x.group(1)).timestamp()
+    return done
+
+
+def why_waited(label):
+    ev = [e for e in events_early if e.get("event") in ("granted", "released")]
+    labels = {e["lease"]: e.get("label") for e in ev if e["event"] == "granted"}
+    grant = next((e for e in ev if e["event"] == "granted" and e.get("label") == label), None)
+    if not grant:
+        return label
+    by_label = {x["label"]: x for x in steps}
+    late = []
+    for e in ev:
+        if e["event"] == "released" and grant["time"] - 1 < e["time"] <= grant["time"]:
+            other = by_label.get(labels.get(e["lease"]), {})
+            # the controller frees a step once every node of it is done
+            ts = [done.get((n, other.get("step_id"))) for n in other.get("nodes", [])]
+            t = max((x for x in ts if x), default=None)
+            if set(other.get("nodes", [])) & set(grant["placement"]["nodes"]) and t and t > grant["time"]:
+                late.append(f"{other['label']} released {grant['time'] - e['time']:.3f} s before, "
+                            f"its last slurmstepd done {t - grant['time']:.3f} s after")
+    return f"{label} ({'; '.join(late) or 'no late step found'})"
+
+
+events_early = []
+for l in read("state/events.jsonl").splitlines():
+    try:
+        events_early.append(json.loads(l))
+    except ValueError:
+        pass
+done = slurmd_done() if waited else {}
 check(f"no srun waited (step creation temporarily disabled: {waits})", waits == 0,
-      f"in steps {', '.join(waited)}" + (" and the job's output" if waits > len(waited) else ""))
+      f"in steps {', '.join(why_waited(w) for w in waited)}" + (" and the job's output" if waits > len(waited) else ""))
 
 # the events log: leases alive at once never share a core id on a node
 events = []
