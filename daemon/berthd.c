@@ -69,6 +69,14 @@ double now_mono (void)
     return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+struct timeval seconds_tv (double s)
+{
+    if (!(s > 0))
+        s = 0;
+    time_t whole = (time_t) s;
+    return (struct timeval) { whole, (suseconds_t) ((s - (double) whole) * 1e6) };
+}
+
 void berthd_stop (struct berthd *d, int code)
 {
     if (d->stopping)

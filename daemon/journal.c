@@ -469,9 +469,7 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     if (!ls->detached) {
         /* Its connection died with the old daemon; its holder gets a grace
          * period to release it by id before it is freed. */
-        double g = d->cfg.reclaim_grace;
-        struct timeval tv = { (time_t) g,
-                              (suseconds_t) ((g - (time_t) g) * 1e6) };
+        struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
         if (!(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
             || evtimer_add (ls->grace_ev, &tv) < 0)
             return errprintf (err, "out of memory");

@@ -17,6 +17,7 @@ import time
 
 BERTHD = os.environ.get("BERTHD", "")
 HOST = socket.gethostname().split(".")[0]
+SANITIZER_REPORTS = []        # berthd stderr with ASan/UBSan findings
 NODES = [HOST, "nid000002", "nid000003", "nid000004"]
 CORES_PER_NODE = 128
 
@@ -35,6 +36,8 @@ class Checks:
         return cond
 
     def finish(self):
+        for rep in SANITIZER_REPORTS:
+            self.check(False, "berthd ran clean under the sanitizers", rep)
         print(f"{self.passed} passed, {self.failed} failed", flush=True)
         sys.exit(1 if self.failed or not self.passed else 0)
 
@@ -111,6 +114,16 @@ class Daemon:
 
     def cleanup(self):
         self.stop()
+        try:
+            with open(self.err) as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        for mark in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            if mark in text:
+                i = text.index(mark)
+                SANITIZER_REPORTS.append(text[max(0, i - 200):i + 1500])
+                break
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def client(self, timeout=30):

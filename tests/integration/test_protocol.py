@@ -236,6 +236,45 @@ def test_other_uid(d):
     t.check(status(d).get("ok"), "berthd still serves its own user")
 
 
+def test_rendering():
+    """With a Slurm that places (22.05: SCHEDULER), a grant carries its launch."""
+    d = Daemon()
+    try:
+        bindir = os.path.join(d.dir, "bin")
+        os.mkdir(bindir)
+        with open(os.path.join(bindir, "srun"), "w") as f:
+            f.write("#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 22.05.8'\nexit 0\n")
+        os.chmod(os.path.join(bindir, "srun"), 0o755)
+        d.env["PATH"] = bindir + ":" + d.env["PATH"]
+        d.start()
+        c = d.client()
+        s = c.request("status")
+        t.check(s["allocation"]["placement_support"] == "SCHEDULER" and s["allocation"]["layout"] == "scheduler",
+                "the launcher's caps are detected at start", str(s["allocation"])[:300])
+        r = c.request("acquire", ntasks=4, cpus_per_task=2, memory=1000, argv=["./model", "--x"], env=True)
+        argv = r.get("argv", [])
+        t.check(r.get("ok") and argv[:1] == ["srun"] and argv[-2:] == ["./model", "--x"]
+                and "--exact" in argv and "--gres=none" in argv and "--mem=1000M" in argv
+                and argv[argv.index("-w") + 1] == ",".join(r["placement"]["nodes"]),
+                "a grant with argv carries the rendered placed launch", str(argv))
+        t.check(r.get("env", {}).get("BERTH_MEMORY_MB") == "1000", "BERTH_MEMORY_MB is the declared cap",
+                str(r.get("env")))
+        t.check("SLURM_MEM_PER_NODE" in r.get("env_delta", {}).get("unset", []),
+                "the launch comes with its environment delta", str(r.get("env_delta")))
+        loc = c.request("acquire", cores=2, local=True, argv=["python3", "x.py"], env=True)
+        t.check(loc.get("ok") and loc.get("argv") == ["python3", "x.py"]
+                and loc["placement"]["nodes"] == [NODES[0]],
+                "a local step runs on berthd's node, its argv unlaunched", str(loc)[:300])
+        rr = c.request("render", placement={"nodes": [NODES[1]], "cores": [[0, 1, 2, 3]], "gpus": 0},
+                       ntasks=2, cpus_per_task=2, argv=["./b"])
+        t.check(rr.get("ok") and rr.get("argv", [])[:1] == ["srun"] and rr["argv"][-1] == "./b",
+                "render renders a given placement", str(rr))
+        t.check(len(c.request("status")["leases"]) == 2, "render holds nothing")
+        c.close()
+    finally:
+        d.cleanup()
+
+
 def main():
     d = Daemon()
     try:
@@ -250,6 +289,10 @@ def main():
         t.check(False, "no exception", repr(e) + " " + d.stderr())
     finally:
         d.cleanup()
+    try:
+        test_rendering()
+    except Exception as e:  # noqa: BLE001
+        t.check(False, "test_rendering raised no exception", repr(e))
     t.finish()
 
 
