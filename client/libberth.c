@@ -548,9 +548,11 @@ int berth_shutdown (berth_client_t *c, enum berth_shutdown_mode mode, double wai
     proto_request_init (&req, PROTO_SHUTDOWN);
     req.shutdown.mode = mode == BERTH_SHUTDOWN_FORCE ? PROTO_SHUTDOWN_FORCE
                                                      : PROTO_SHUTDOWN_DRAIN;
-    json_t *reply = transact (c, &req, err);
-    if (!reply)
-        return -1;
+    berth_client_error_t e;
+    json_t *reply = transact (c, &req, &e);
+    if (!reply && strcmp (e.code, BERTH_ERR_CLOSED))
+        return client_errorf (err, e.code, "%s", e.message);
+    /* Closed before the reply came: berthd went away, as asked. */
     json_decref (reply);
     return wait < 0 ? 0 : wait_gone (c, wait, err);
 }
