@@ -323,6 +323,8 @@ def t_shutdown(tmp):
         check(r.returncode == 1 and "shutting_down" in r.stderr, f"draining refuses: {r.stderr!r}")
         # a second client waits for the drain to finish
         w = d.popen("shutdown", "--timeout", "30", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # connected: the holder, the waiting shutdown, and this status
+        until(lambda: (d.status() or {}).get("daemon", {}).get("connections", 0) >= 3)
         p.terminate()
         p.wait(20)
         out, err = w.communicate(timeout=40)
