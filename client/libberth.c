@@ -3,7 +3,6 @@
  * its reply comes; events that arrive meanwhile wait for berth_next_event. */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -214,7 +213,7 @@ static int read_message (berth_client_t *c, double deadline, json_t **msg,
             if (left <= 0)
                 return 0;
             struct pollfd p = { .fd = c->fd, .events = POLLIN };
-            int ms = left > 1e6 ? 1000000000 : (int) ceil (left * 1000);
+            int ms = left > 1e6 ? 1000000000 : (int) (left * 1000) + 1;   /* round up */
             int n = poll (&p, 1, ms);
             if (n < 0 && errno != EINTR)
                 return client_errorf (err, BERTH_ERR_SYSTEM, "poll: %s", strerror (errno));
