@@ -6,6 +6,7 @@
 # `berth verify`; ensemble_check.py holds the reports and the events log to
 # the placements (see there), and reports the packing ratio.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
 : "${BERTHD:?BERTHD must name the berthd executable}"
 
@@ -77,5 +78,5 @@ status=$?
 # ensemble_check.py prints ok/FAIL lines; fold its count into ours
 count_results "$d/check.log"
 [[ $status == 0 ]] || not_ok "ensemble_check.py failed (exit $status)"
-note done
+note "finished"
 finish

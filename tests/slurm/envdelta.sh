@@ -8,6 +8,7 @@
 # this is the experiment that chose the renderer's list, kept as a test. A
 # declared cap reaches srun as --mem=<N>M and a step above it is killed.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
 
 cluster_start LOCAL_SLURM_NODES=2 LOCAL_SLURM_CPUS=4 LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS=2
@@ -135,5 +136,5 @@ while read -r name variant verdict why; do
     esac
 done <"$d/verdicts"
 check "every job variant was judged" test "$(wc -l <"$d/verdicts")" = 10
-note done
+note "finished"
 finish

@@ -5,6 +5,7 @@
 # that berth binds itself, have disjoint real CPU sets. Each rank reports its
 # CPU affinity with `berth verify`.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
 : "${BERTHD:?BERTHD must name the berthd executable}"
 
@@ -98,5 +99,5 @@ cat "$d/check.log"
 grep -q "^KNOWN" "$d/check.log" && grep "^KNOWN" "$d/check.log" >&2
 count_results "$d/check.log"
 [[ $status == 0 ]] || not_ok "the exclusive-mode analysis failed (exit $status)"
-note done
+note "finished"
 finish

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the Slurm integration tests (tests/slurm/*.sh). Brings up the
 # local Slurm cluster of ../shared/slurm/local-cluster.sh under a private state
 # directory and private ports, stops it on exit, and counts results:

@@ -6,6 +6,7 @@
 # did. A node file written the way PBS writes one (a line per slot) is read
 # without any query.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
 
 cluster_start LOCAL_SLURM_NODES=2 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=1000 LOCAL_SLURM_PBS=1
@@ -51,5 +52,5 @@ check "node file: exits 0 ($(head -c 200 "$d/nodefile.err" 2>/dev/null))" test "
 check "node file: nodes node1, node2 (short names, repeats dropped)" \
     test "$(field "$d/nodefile.json" '[n["name"] for n in o["nodes"]]')" = "['node1', 'node2']"
 check "node file: no query" test ! -s "$d/queries.nodefile"
-note done
+note "finished"
 finish

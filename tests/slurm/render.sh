@@ -4,6 +4,7 @@
 # rendered command, run with its environment delta inside a batch job that
 # asked for --mem and --gpus-per-node, really runs where it was placed.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
 
 cluster_start LOCAL_SLURM_NODES=2 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS=2
@@ -13,6 +14,7 @@ note "srun --version: $version -> $want"
 
 d=$T/render
 mkdir -p "$d"
+# shellcheck disable=SC2016 # expanded by the step, not here
 prog=(sh -c 'echo "task $SLURMD_NODENAME step=$SLURM_STEP_ID cvd=${CUDA_VISIBLE_DEVICES-unset} gpus=${SLURM_STEP_GPUS-unset} mem=${SLURM_MEM_PER_NODE-unset}"')
 cat >"$d/job.sh" <<EOS
 #!/bin/bash

@@ -7,6 +7,7 @@
 # batch job the local proof holds and no squeue runs at all. Every squeue is
 # counted by a wrapper first on PATH.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
 
 # two nodes, so that the submitting host is not one of them (no local proof)
@@ -139,4 +140,4 @@ if [[ -n ${BERTHD:-} ]]; then
     check "controller down: berthd exits 4 ($(cat "$T/dd.rc"))" test "$(cat "$T/dd.rc")" = 4
     check "controller down: berthd says the scheduler cannot be reached" grep -q "cannot be reached" "$T/dd.err"
 fi
-note done; finish
+note "finished"; finish
