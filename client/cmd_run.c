@@ -299,7 +299,8 @@ int cmd_run (int argc, char **argv)
             describe (l, step_argv);
         rc = run_step (step_argv, a.local ? &cpus : NULL);
     }
-    if (berth_release (c, berth_lease_id (l), &err) < 0)
+    /* A closed connection has ended the lease already (it is bound to it). */
+    if (berth_release (c, berth_lease_id (l), &err) < 0 && strcmp (err.code, BERTH_ERR_CLOSED))
         cli_fail (rc, "run", "could not release lease %s: %s: %s (it ends as this "
                   "command exits)", berth_lease_id (l), err.code, err.message);
     berth_lease_free (l);
