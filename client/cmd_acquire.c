@@ -151,8 +151,10 @@ int cmd_acquire (int argc, char **argv)
         rc = cli_daemon_fail ("acquire", &err);
     else if (!c)
         rc = 1;
-    else
+    else {
+        cli_lease_warning ("acquire", l);
         rc = print_lease (l, json, env);
+    }
     berth_lease_free (l);
     berth_close (c);
     berth_request_free (r);

@@ -285,6 +285,7 @@ int cmd_run (int argc, char **argv)
         return rc;
     }
 
+    cli_lease_warning ("run", l);
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
     if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
