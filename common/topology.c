@@ -59,8 +59,10 @@ int topology_physical_cores (const char *sysfs_root, const int *usable_ids,
         free (out);
         return errprintf (err, "out of memory reading the core topology");
     }
-    memcpy (sorted, usable_ids, nusable * sizeof (int));
-    qsort (sorted, nusable, sizeof (int), cmp_int);
+    if (nusable > 0) {   /* memcpy from NULL is undefined even for 0 bytes */
+        memcpy (sorted, usable_ids, nusable * sizeof (int));
+        qsort (sorted, nusable, sizeof (int), cmp_int);
+    }
     int n = 0;
     for (int i = 0; i < nusable; i++)
         out[n++] = core_name (root, sorted[i], sorted, nusable);

@@ -69,6 +69,14 @@ double now_mono (void)
     return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+struct timeval seconds_tv (double s)
+{
+    if (!(s > 0))
+        s = 0;
+    time_t whole = (time_t) s;
+    return (struct timeval) { whole, (suseconds_t) ((s - (double) whole) * 1e6) };
+}
+
 void berthd_stop (struct berthd *d, int code)
 {
     if (d->stopping)
@@ -506,13 +514,17 @@ int main (int argc, char **argv)
     int code = 0, ready_fd = -1;
     signal (SIGPIPE, SIG_IGN);
     log_init ();
+    bool print_env = false;           /* known even when parsing fails */
+    for (int i = 1; i < argc; i++)
+        if (strcmp (argv[i], "--print-env") == 0)
+            print_env = true;
     d.events_fd = d.journal_fd = -1;
     int rc = parse_options (argc, argv, &d.cfg, &err);
     if (rc > 0)
         return 0;
     if (rc < 0) {
         fprintf (stderr, "berthd: %s (see berthd --help)\n", err.text);
-        if (d.cfg.print_env)
+        if (print_env)
             print_env_failure (err.text);
         return BERTHD_EXIT_USAGE;
     }

@@ -147,6 +147,7 @@ struct lease {
 /* berthd.c */
 double now_wall (void);
 double now_mono (void);
+struct timeval seconds_tv (double s);      /* for libevent timers */
 void berthd_stop (struct berthd *d, int code);   /* leave the loop */
 void berthd_check_drained (struct berthd *d);
 

@@ -112,10 +112,7 @@ void dispatch_shutdown (struct berthd *d, bool force)
                           "down; no new leases");
         if (d->cfg.drain_timeout >= 0) {
             d->drain_timer = evtimer_new (d->base, drain_timeout_cb, d);
-            struct timeval tv = {
-                (time_t) d->cfg.drain_timeout,
-                (suseconds_t) ((d->cfg.drain_timeout
-                                - (time_t) d->cfg.drain_timeout) * 1e6) };
+            struct timeval tv = seconds_tv (d->cfg.drain_timeout);
             if (d->drain_timer)
                 evtimer_add (d->drain_timer, &tv);
         }

@@ -163,11 +163,11 @@ static int specs_from_alloc (const struct allocation *a, struct specs *s,
 static int specs_from_start (json_t *start, const struct allocation *a,
                              struct specs *s, berth_error_t *err)
 {
-    json_t *nodes;
-    const char *job = NULL;
-    if (json_unpack (start, "{s:s? s:i s:o}", "job", &job, "local_node",
+    json_t *nodes, *jobj;
+    if (json_unpack (start, "{s:o s:i s:o}", "job", &jobj, "local_node",
                      &s->local, "nodes", &nodes) < 0 || !json_is_array (nodes))
         return errprintf (err, "its first line does not describe the ledger");
+    const char *job = json_string_value (jobj);
     if ((job == NULL) != (a->job_id == NULL)
         || (job && strcmp (job, a->job_id) != 0))
         return errprintf (err, "it belongs to job %s, not to %s",
@@ -469,7 +469,7 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     if (!ls->detached) {
         /* Its connection died with the old daemon; its holder gets a grace
          * period to release it by id before it is freed. */
-        struct timeval tv = { (time_t) d->cfg.reclaim_grace, 0 };
+        struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
         if (!(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
             || evtimer_add (ls->grace_ev, &tv) < 0)
             return errprintf (err, "out of memory");

@@ -55,8 +55,7 @@ void lease_free (struct berthd *d, struct lease *ls)
     if (idmap_get (d->leases, ls->id) == ls)
         idmap_remove (d->leases, ls->id);
     placement_free (&ls->placement);
-    if (ls->launch.argv)
-        launch_free (&ls->launch);
+    launch_free (&ls->launch);
     env_free (ls->env, ls->nenv);
     free (ls->label);
     free (ls);
@@ -257,11 +256,7 @@ int lease_arm_ttl (struct berthd *d, struct lease *ls)
 {
     if (ls->expires < 0)
         return 0;
-    double left = ls->expires - now_wall ();
-    if (left < 0)
-        left = 0;
-    struct timeval tv = { (time_t) left,
-                          (suseconds_t) ((left - (time_t) left) * 1e6) };
+    struct timeval tv = seconds_tv (ls->expires - now_wall ());
     if (!(ls->ttl_ev = evtimer_new (d->base, ttl_cb, ls))
         || evtimer_add (ls->ttl_ev, &tv) < 0)
         return -1;

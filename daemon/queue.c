@@ -232,9 +232,7 @@ void queue_submit (struct berthd *d, struct pending *p)
         return;
     }
     if (p->acq.step.timeout >= 0) {
-        double t = p->acq.step.timeout;
-        struct timeval tv = { (time_t) t,
-                              (suseconds_t) ((t - (time_t) t) * 1e6) };
+        struct timeval tv = seconds_tv (p->acq.step.timeout);
         if (!(p->timer = evtimer_new (d->base, timeout_cb, p))
             || evtimer_add (p->timer, &tv) < 0) {
             errprintf_code (&err, PROTO_ERR_INTERNAL, "out of memory arming "

@@ -369,6 +369,9 @@ void server_flush_all (struct berthd *d)
     for (struct conn *c = d->conns; c; c = c->next) {
         struct evbuffer *out = bufferevent_get_output (c->bev);
         evutil_socket_t fd = bufferevent_getfd (c->bev);
+        /* bufferevents freeze the draining end of their output; we are
+         * the writer now */
+        evbuffer_unfreeze (out, 1);
         while (fd >= 0 && evbuffer_get_length (out) > 0
                && evbuffer_write (out, fd) > 0)
             ;

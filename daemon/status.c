@@ -52,7 +52,8 @@ json_t *status_allocation (struct berthd *d)
     json_int_t cores = json_integer_value (json_object_get (totals, "cores"));
     json_int_t gpus = json_integer_value (json_object_get (totals, "gpus"));
     json_object_update_new (totals, json_pack (
-        "{s:i s:I s:i s:I s:o s:o s:o}", "cores_used", used,
+        "{s:i s:i s:I s:i s:I s:o s:o s:o}", "leases", leases,
+        "cores_used", used,
         "cores_free", cores - used, "gpus_used", gused, "gpus_free",
         gpus - gused, "memory_mb", mb (mem),
         "memory_budgeted_mb", mb (mem >= 0 ? mem - unbudgeted : -1),

@@ -11,7 +11,7 @@ static int ids[64];
 
 static struct ledger *mk (int n, int cores)
 {
-    static char names[16][8];
+    static char names[16][16];
     struct ledger_node_spec spec[16];
     for (int i = 0; i < 64; i++)
         ids[i] = i;

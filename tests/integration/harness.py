@@ -1,0 +1,219 @@
+"""Shared pieces of the berthd integration tests (standard library only):
+start a real berthd in a private temporary directory on a real socket, talk
+to it line by line, and count checks.
+
+The daemon serves a fake 4-node Slurm job on the pm-cpu machine (this host
+is one of its nodes, so the allocation is proven live without a scheduler
+query), which gives a ledger of 4 x 128 cores on any test host.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BERTHD = os.environ.get("BERTHD", "")
+HOST = socket.gethostname().split(".")[0]
+SANITIZER_REPORTS = []        # berthd stderr with ASan/UBSan findings
+NODES = [HOST, "nid000002", "nid000003", "nid000004"]
+CORES_PER_NODE = 128
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, cond, what, detail=""):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL: {what}" + (f": {detail}" if detail else ""), flush=True)
+        return cond
+
+    def finish(self):
+        for rep in SANITIZER_REPORTS:
+            self.check(False, "berthd ran clean under the sanitizers", rep)
+        print(f"{self.passed} passed, {self.failed} failed", flush=True)
+        sys.exit(1 if self.failed or not self.passed else 0)
+
+
+def slurm_env(tmp, job="4242", extra=None):
+    """A fake job whose first node is this host."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": tmp,
+        "SLURM_JOB_ID": job,
+        "SLURMD_NODENAME": HOST,
+        "SLURM_JOB_NODELIST": f"{HOST},nid[000002-000004]",
+        "SLURM_JOB_NUM_NODES": "4",
+    }
+    env.update(extra or {})
+    return env
+
+
+class Daemon:
+    def __init__(self, args=(), env=None, machine="pm-cpu"):
+        if not BERTHD or not os.access(BERTHD, os.X_OK):
+            print("BERTHD is not set to the built berthd")
+            sys.exit(2)
+        self.dir = tempfile.mkdtemp(prefix="berthd-test-")
+        os.chmod(self.dir, 0o700)
+        self.sock = os.path.join(self.dir, "s.sock")
+        self.state = os.path.join(self.dir, "state")
+        self.err = os.path.join(self.dir, "berthd.err")
+        self.env = env if env is not None else slurm_env(self.dir)
+        self.args = list(args)
+        self.machine = machine
+        self.proc = None
+
+    def command(self):
+        cmd = [BERTHD, "--foreground", "--socket", self.sock, "--state-dir", self.state]
+        if self.machine:
+            cmd += ["--machine", self.machine]
+        return cmd + self.args
+
+    def start(self):
+        self.proc = subprocess.Popen(self.command(), env=self.env, stdout=subprocess.DEVNULL,
+                                     stderr=open(self.err, "a"))
+        for _ in range(200):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"berthd exited at start ({self.proc.returncode}): {self.stderr()}")
+            if connectable(self.sock):
+                return self
+            time.sleep(0.025)
+        raise RuntimeError("berthd did not accept connections within 5 s")
+
+    def stderr(self):
+        try:
+            with open(self.err) as f:
+                return f.read()[-600:]
+        except OSError:
+            return ""
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self):
+        if self.alive():
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode if self.proc else None
+
+    def cleanup(self):
+        self.stop()
+        try:
+            with open(self.err) as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        for mark in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            if mark in text:
+                i = text.index(mark)
+                SANITIZER_REPORTS.append(text[max(0, i - 200):i + 1500])
+                break
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def client(self, timeout=30):
+        return Client(self.sock, timeout)
+
+
+def connectable(path):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+class Client:
+    """One connection. request() sends an op and returns its reply; events
+    that arrive meanwhile are kept in .events."""
+
+    def __init__(self, path, timeout=30):
+        self.s = socket.socket(socket.AF_UNIX)
+        self.s.settimeout(timeout)
+        self.s.connect(path)
+        self.f = self.s.makefile("rwb")
+        self.next_id = 1
+        self.events = []
+
+    def send_raw(self, data):
+        self.f.write(data)
+        self.f.flush()
+
+    def send(self, op, **fields):
+        rid = fields.pop("id", None)
+        if rid is None:
+            rid = self.next_id
+            self.next_id += 1
+        msg = {"op": op, "id": rid}
+        msg.update(fields)
+        self.send_raw((json.dumps(msg) + "\n").encode())
+        return rid
+
+    def read(self):
+        line = self.f.readline()
+        if not line:
+            raise EOFError("berthd closed the connection")
+        return json.loads(line)
+
+    def reply(self):
+        while True:
+            m = self.read()
+            if "event" in m and "id" not in m:
+                self.events.append(m)
+                continue
+            return m
+
+    def request(self, op, **fields):
+        self.send(op, **fields)
+        return self.reply()
+
+    def close(self):
+        try:
+            self.f.close()
+        except OSError:
+            pass
+        self.s.close()
+
+
+def wait_until(pred, timeout=10.0, step=0.02):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+def status(d):
+    c = d.client()
+    try:
+        return c.request("status")
+    finally:
+        c.close()
+
+
+def held_cores(placement):
+    """{(node, core)} of a placement."""
+    out = set()
+    for node, cores in zip(placement["nodes"], placement["cores"]):
+        out.update((node, c) for c in cores)
+    return out

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""berthd's protocol edges: malformed and oversized lines answered without
+harming other clients, pipelining, double release, another connection's
+lease, another uid refused by SO_PEERCRED, status and resources JSON,
+hello, render, watch.
+
+usage: BERTHD=build/daemon/berthd test_protocol.py
+"""
+import json
+import os
+import pwd
+import socket
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import CORES_PER_NODE, NODES, Checks, Daemon, status  # noqa: E402
+
+t = Checks()
+
+
+def test_malformed(d):
+    bystander = d.client()
+    lease = bystander.request("acquire", cores=4, label="bystander")
+    t.check(lease.get("ok"), "a bystander holds a lease", str(lease))
+    c = d.client()
+    cases = [
+        (b"{not json\n", None),
+        (b'{"op": 42, "id": 1}\n', 1),
+        (b'{"op": "acquire", "id": 2, "cores": -3}\n', 2),
+        (b'{"op": "no-such-op", "id": 3}\n', 3),
+        (b'{"op": "status", "id": 4, "pad": 1}\n', 4),
+        (b'{"op": "release", "id": 5}\n', 5),
+        (b'{"op": "acquire", "id": 6, "ttl": 60}\n', 6),
+        (b'[1, 2, 3]\n', None),
+        (b'\n', None),
+        (b'{"op": "acquire", "id": "s", "cores": 1, "memroy": 5}\n', "s"),
+        (b'{"op": "acquire", "id": 7, "label": "a\\u0000b", "cores": 1}\n', None),  # NUL: not JSON
+        (b'\xff\xfe{}\n', None),
+    ]
+    for line, rid in cases:
+        c.send_raw(line)
+        r = c.reply()
+        t.check(r.get("ok") is False and r.get("error", {}).get("code") == "invalid_request"
+                and r.get("id") == rid, f"malformed line {line[:40]!r} gets invalid_request "
+                f"with id {rid!r}", str(r))
+    r = c.request("status")
+    t.check(r.get("ok") is True, "the connection stays usable after bad lines", str(r))
+    r = bystander.request("status")
+    t.check(r.get("ok") and any(x["lease"] == lease["lease"] for x in r["leases"]),
+            "the bystander is unharmed", str(r)[:200])
+    c.close()
+    bystander.request("release", lease=lease["lease"])
+    bystander.close()
+
+
+def test_oversized(d):
+    bystander = d.client()
+    held = bystander.request("acquire", cores=2)
+    c = socket.socket(socket.AF_UNIX)
+    c.settimeout(10)
+    c.connect(d.sock)
+    try:
+        c.sendall(b'{"op":"status","id":5,"pad":"' + b"x" * (4 << 20) + b'"}\n')
+    except OSError:
+        pass
+    data, closed = b"", False
+    try:
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                closed = True
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    except OSError:
+        closed = True
+    c.close()
+    first = json.loads(data.split(b"\n")[0]) if data else {}
+    t.check(first.get("ok") is False and first.get("error", {}).get("code") == "too_large"
+            and first.get("id") is None, "an oversized line is answered too_large", str(data[:200]))
+    t.check(closed, "the connection is closed after an oversized line")
+    t.check(d.alive(), "berthd survives an oversized line")
+    r = bystander.request("release", lease=held["lease"])
+    t.check(r.get("ok"), "another client is unharmed by an oversized line", str(r))
+    bystander.close()
+    # exactly at the limit: an ordinary error, not too_large
+    c = d.client()
+    head = b'{"op":"status","id":9,"pad":"'
+    tail = b'"}'
+    line = head + b"y" * (65536 - len(head) - len(tail)) + tail
+    c.send_raw(line + b"\n")
+    r = c.reply()
+    t.check(r.get("error", {}).get("code") == "invalid_request" and r.get("id") == 9,
+            "a line of exactly 65536 bytes is read (and refused for its unknown field)", str(r)[:200])
+    t.check(c.request("status").get("ok"), "and the connection stays open")
+    c.close()
+
+
+def test_pipelining(d):
+    c = d.client()
+    c.send_raw(b'{"op":"hello","id":1}\n{"op":"status","id":2}\n{"op":"bad","id":3}\n'
+               b'{"op":"acquire","id":4,"cores":1}\n')
+    rs = [c.reply() for _ in range(4)]
+    t.check([r.get("id") for r in rs] == [1, 2, 3, 4], "pipelined requests are answered in order",
+            str([r.get("id") for r in rs]))
+    t.check(rs[3].get("ok"), "the pipelined acquire is granted", str(rs[3]))
+    c.close()
+
+
+def test_release_rules(d):
+    a, b = d.client(), d.client()
+    r = a.request("acquire", cores=3, label="mine")
+    before = status(d)["allocation"]["totals"]["cores_used"]
+    rb = b.request("release", lease=r["lease"])
+    t.check(rb.get("error", {}).get("code") == "forbidden",
+            "another connection cannot release a connection-bound lease", str(rb))
+    t.check(a.request("release", lease=r["lease"]).get("ok"), "the holder releases it")
+    again = a.request("release", lease=r["lease"])
+    t.check(again.get("ok") is False and again["error"]["code"] == "not_found"
+            and r["lease"] in again["error"]["message"], "a double release is not_found, naming the lease",
+            str(again))
+    t.check(a.request("release", lease="L999999").get("error", {}).get("code") == "not_found",
+            "an unknown lease is not_found")
+    t.check(a.request("release", lease="bogus").get("error", {}).get("code") == "not_found",
+            "a malformed lease id is not_found")
+    after = status(d)["allocation"]["totals"]["cores_used"]
+    t.check(after == before - 3, "the double release changed nothing", f"{before} -> {after}")
+    a.close()
+    b.close()
+
+
+def test_status_json(d):
+    a = d.client()
+    r = a.request("acquire", ntasks=2 * CORES_PER_NODE, cpus_per_task=1, label="wide", env=True)
+    t.check(r.get("ok") and len(r["placement"]["nodes"]) == 2, "a wide step spans two nodes", str(r)[:300])
+    env = r.get("env", {})
+    t.check(env.get("BERTH_LEASE") == r["lease"] and env.get("BERTH_NODES") == ",".join(r["placement"]["nodes"])
+            and env.get("BERTH_CORES") == f"0-{CORES_PER_NODE - 1}" and env.get("BERTH_GPUS") == ""
+            and env.get("BERTH_MEMORY_MB", "").isdigit(), "the grant carries the BERTH_* variables", str(env))
+    b = d.client()
+    b.send("acquire", ntasks=4 * CORES_PER_NODE, cpus_per_task=1, label="blocked")
+    import time
+    time.sleep(0.2)
+    s = status(d)
+    alloc = s.get("allocation", {})
+    t.check(s.get("ok") and s.get("version") == 1 and s.get("server", "").startswith("berthd"),
+            "status names the server and protocol", str(s)[:200])
+    t.check(alloc.get("system") == "slurm" and alloc.get("job_id") == "4242" and alloc.get("machine") == "pm-cpu"
+            and "placement_support" in alloc, "status names system, job, machine, placement support",
+            str(alloc)[:300])
+    nodes = alloc.get("nodes", [])
+    t.check([n["name"] for n in nodes] == NODES, "status lists the nodes", str([n.get("name") for n in nodes]))
+    t.check(sum(n["cores_used"] for n in nodes) == 2 * CORES_PER_NODE
+            and all(n["cores_used"] + n["cores_free"] == n["ncores"] for n in nodes),
+            "per-node used and free cores add up", str(nodes)[:300])
+    ls = s.get("leases", [])
+    t.check(len(ls) == 1 and ls[0]["label"] == "wide" and ls[0]["age_s"] >= 0 and ls[0]["holder"] == "connection",
+            "status lists the lease with label and age", str(ls)[:300])
+    q = s.get("queue", [])
+    t.check(len(q) == 1 and q[0]["label"] == "blocked" and q[0]["why"] and q[0]["waited_s"] >= 0,
+            "status lists the waiting request with its reason", str(q))
+    dm = s.get("daemon", {})
+    t.check(dm.get("uptime_s", -1) >= 0 and dm.get("version") and dm.get("socket") == d.sock,
+            "status describes the daemon", str(dm))
+    res = a.request("resources", lease=r["lease"])
+    t.check(res.get("ok") and res["totals"]["cores"] == 2 * CORES_PER_NODE and len(res["nodes"]) == 2,
+            "resources of a lease is its subset", str(res)[:300])
+    whole = a.request("resources")
+    t.check(whole.get("ok") and whole["totals"]["cores"] == 4 * CORES_PER_NODE,
+            "resources without a lease is the allocation", str(whole)[:200])
+    t.check(a.request("resources", lease="L424242").get("error", {}).get("code") == "not_found",
+            "resources of an unknown lease is not_found")
+    b.close()
+    a.close()
+
+
+def test_hello_render(d):
+    c = d.client()
+    h = c.request("hello", version=1)
+    t.check(h.get("ok") and h.get("version") == 1, "hello answers the version", str(h))
+    h2 = c.request("hello", version=2)
+    t.check(h2.get("error", {}).get("code") == "unsupported_version", "an unknown version is refused", str(h2))
+    r = c.request("render", placement={"nodes": [NODES[0]], "cores": [[0, 1]], "gpus": 0}, argv=["./a"])
+    t.check("ok" in r and (r.get("ok") and r.get("argv") or r.get("error", {}).get("code") == "invalid_request"),
+            "render answers with a launch or a reasoned refusal", str(r))
+    c.close()
+
+
+def test_other_uid(d):
+    if os.getuid() != 0:
+        print("skipped: the other-uid check needs root (to become nobody)")
+        return
+    nobody = pwd.getpwnam("nobody")
+    # Let nobody reach the socket; only SO_PEERCRED stands in the way then.
+    os.chmod(d.dir, 0o711)
+    os.chmod(d.sock, 0o666)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        out = {}
+        try:
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(5)
+            s.connect(d.sock)
+            f = s.makefile("rwb")
+            try:
+                f.write(b'{"op":"status","id":1}\n')
+                f.flush()
+            except OSError:
+                pass
+            out["reply"] = json.loads(f.readline() or "null")
+            out["eof"] = f.readline() == b""
+        except Exception as e:  # noqa: BLE001
+            out["exception"] = repr(e)
+        os.write(w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.waitpid(pid, 0)
+    os.chmod(d.dir, 0o700)
+    out = json.loads(data or b"{}")
+    rep = out.get("reply") or {}
+    t.check(rep.get("ok") is False and rep.get("error", {}).get("code") == "forbidden",
+            "another uid is refused with forbidden (SO_PEERCRED), not a permission error", str(out))
+    t.check(out.get("eof") is True, "and its connection is closed", str(out))
+    t.check(status(d).get("ok"), "berthd still serves its own user")
+
+
+def test_rendering():
+    """With a Slurm that places (22.05: SCHEDULER), a grant carries its launch."""
+    d = Daemon()
+    try:
+        bindir = os.path.join(d.dir, "bin")
+        os.mkdir(bindir)
+        with open(os.path.join(bindir, "srun"), "w") as f:
+            f.write("#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 22.05.8'\nexit 0\n")
+        os.chmod(os.path.join(bindir, "srun"), 0o755)
+        d.env["PATH"] = bindir + ":" + d.env["PATH"]
+        d.start()
+        c = d.client()
+        s = c.request("status")
+        t.check(s["allocation"]["placement_support"] == "SCHEDULER" and s["allocation"]["layout"] == "scheduler",
+                "the launcher's caps are detected at start", str(s["allocation"])[:300])
+        r = c.request("acquire", ntasks=4, cpus_per_task=2, memory=1000, argv=["./model", "--x"], env=True)
+        argv = r.get("argv", [])
+        t.check(r.get("ok") and argv[:1] == ["srun"] and argv[-2:] == ["./model", "--x"]
+                and "--exact" in argv and "--gres=none" in argv and "--mem=1000M" in argv
+                and argv[argv.index("-w") + 1] == ",".join(r["placement"]["nodes"]),
+                "a grant with argv carries the rendered placed launch", str(argv))
+        t.check(r.get("env", {}).get("BERTH_MEMORY_MB") == "1000", "BERTH_MEMORY_MB is the declared cap",
+                str(r.get("env")))
+        t.check("SLURM_MEM_PER_NODE" in r.get("env_delta", {}).get("unset", []),
+                "the launch comes with its environment delta", str(r.get("env_delta")))
+        loc = c.request("acquire", cores=2, local=True, argv=["python3", "x.py"], env=True)
+        t.check(loc.get("ok") and loc.get("argv") == ["python3", "x.py"]
+                and loc["placement"]["nodes"] == [NODES[0]],
+                "a local step runs on berthd's node, its argv unlaunched", str(loc)[:300])
+        rr = c.request("render", placement={"nodes": [NODES[1]], "cores": [[0, 1, 2, 3]], "gpus": 0},
+                       ntasks=2, cpus_per_task=2, argv=["./b"])
+        t.check(rr.get("ok") and rr.get("argv", [])[:1] == ["srun"] and rr["argv"][-1] == "./b",
+                "render renders a given placement", str(rr))
+        t.check(len(c.request("status")["leases"]) == 2, "render holds nothing")
+        c.close()
+    finally:
+        d.cleanup()
+
+
+def main():
+    d = Daemon()
+    try:
+        d.start()
+        for fn in (test_malformed, test_oversized, test_pipelining, test_release_rules,
+                   test_status_json, test_hello_render, test_other_uid):
+            fn(d)
+        t.check(d.alive(), "berthd is still running", d.stderr())
+    except Exception as e:  # noqa: BLE001
+        import traceback
+        traceback.print_exc()
+        t.check(False, "no exception", repr(e) + " " + d.stderr())
+    finally:
+        d.cleanup()
+    try:
+        test_rendering()
+    except Exception as e:  # noqa: BLE001
+        t.check(False, "test_rendering raised no exception", repr(e))
+    t.finish()
+
+
+main()
