@@ -26,6 +26,7 @@ static void usage (FILE *f)
     fprintf (f,
 "Lease:\n"
 "  --detach                 accepted for clarity: every lease taken here is\n"
+"                           detached\n"
 "  --ttl SECONDS            end the lease after this long\n"
 "  --owner-pid PID          end the lease when process PID exits (e.g. $$)\n"
 "  --no-wait                refuse at once (busy) when it does not fit now\n"

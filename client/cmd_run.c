@@ -19,7 +19,6 @@
 #include "affinity.h"
 #include "cli_daemon.h"
 #include "commands.h"
-#include "gpus.h"
 #include "idset.h"
 #include "request_options.h"
 #include "topology.h"
@@ -125,25 +124,9 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
 static int step_environment (const berth_lease_t *l, const struct run_args *a)
 {
     berth_client_error_t err;
-    if (a->local) {
-        /* Only berthd's env_delta or the hardware say this is a GPU node: the
-         * CLI loads no machine config. */
-        struct gpu_facts facts = { 0 };
-        int nids;
-        const int *ids = berth_lease_gpu_ids (l, &nids);
-        if (gpus_detect (NULL, NULL, &facts, NULL) == 0) {
-            const char *var = gpus_visible_devices_var (facts.vendor);
-            if (var && ids) {
-                char buf[4096] = "";
-                size_t len = 0;
-                for (int i = 0; i < nids && len < sizeof (buf) - 16; i++)
-                    len += (size_t) snprintf (buf + len, sizeof (buf) - len, "%s%d",
-                                              i ? "," : "", ids[i]);
-                setenv (var, buf, 1);
-            }
-            gpu_facts_free (&facts);
-        }
-    }
+    /* For a local step on a GPU node berthd's env_delta sets the vendor's
+     * visible-devices variable to exactly its GPUs (PROTOCOL.md): the CLI
+     * loads no machine config to know the vendor. */
     if (berth_launch_apply_env (berth_lease_launch (l), &err) < 0)
         return cli_daemon_fail ("run", &err);
     for (int i = 0; i < berth_lease_nenv (l); i++)

@@ -79,9 +79,11 @@ static int watch (berth_client_t *c)
             return rc;
         berth_event_t *ev;
         double wait = 1.0;
-        while ((rc = berth_next_event (c, wait, &ev, &err)) > 0) {
+        int n = 0;
+        while (n < 200 && (rc = berth_next_event (c, wait, &ev, &err)) > 0) {
             berth_event_free (ev);
-            wait = 0.05;       /* gather the rest of the burst */
+            wait = 0.05;       /* gather the rest of the burst, within reason */
+            n++;
         }
         if (rc < 0) {
             if (!strcmp (err.code, BERTH_ERR_CLOSED)) {

@@ -177,9 +177,9 @@ double berth_lease_granted (const berth_lease_t *l);         /* Unix s; < 0: not
 /* The rendered launch and environment delta (argv NULL without argv). */
 const berth_launch_t *berth_lease_launch (const berth_lease_t *l);
 /* The variables a step finds its share in: BERTH_LEASE, BERTH_NODES,
- * BERTH_CORES, BERTH_GPUS, BERTH_MEMORY_MB (as berthd sent them when the
- * request asked "env", else derived from the placement the same way), and
- * whatever else berthd adds. */
+ * BERTH_CORES, BERTH_GPUS, BERTH_MEMORY_MB (left out when the machine has
+ * no memory figure), as berthd sent them when the request asked "env", else
+ * derived from the placement the same way; and whatever else berthd adds. */
 int berth_lease_nenv (const berth_lease_t *l);
 const char *berth_lease_env_name (const berth_lease_t *l, int i);
 const char *berth_lease_env_value (const berth_lease_t *l, int i);
