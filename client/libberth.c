@@ -443,12 +443,18 @@ char *berth_resources (berth_client_t *c, const char *lease, berth_client_error_
 
 char *berth_status (berth_client_t *c, berth_client_error_t *err)
 {
+    return berth_status_ex (c, 0, err);
+}
+
+char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
+{
     if (!c) {
         client_errorf (err, BERTH_ERR_USAGE, "berth_status: no client");
         return NULL;
     }
     struct proto_request req;
     proto_request_init (&req, PROTO_STATUS);
+    req.status.time_left = (flags & BERTH_STATUS_TIME_LEFT) != 0;
     json_t *reply = transact (c, &req, err);
     char *s = reply ? reply_body_text (reply, err) : NULL;
     json_decref (reply);

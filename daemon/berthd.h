@@ -109,6 +109,8 @@ struct conn {
     uid_t uid;
     bool dead;                    /* to be freed from the deferred event */
     bool closing;                 /* read no more; free once written */
+    bool lingering;               /* written and shut for writing: discard
+                                     input until the peer closes */
     bool watching;
     struct pending *pending;      /* the request this connection waits on */
     struct lease *leases;         /* its connection-bound leases */
@@ -209,7 +211,7 @@ void pending_reply_error (struct berthd *d, struct pending *p,
 void pending_free (struct pending *p);
 
 /* status.c */
-json_t *status_allocation (struct berthd *d);
+json_t *status_allocation (struct berthd *d, bool ask_time_left);
 json_t *status_leases (struct berthd *d);
 json_t *status_queue (struct berthd *d);
 json_t *status_daemon (struct berthd *d);
@@ -224,7 +226,7 @@ double jobend_get (struct berthd *d);       /* < 0: unknown */
 int jobend_admit (struct berthd *d, const struct proto_acquire *a, char *warn,
                   size_t size, berth_error_t *err);
 /* job_end, time_left_s, job_end_source, deadline_policy members. */
-int jobend_status (struct berthd *d, json_t *allocation);
+int jobend_status (struct berthd *d, json_t *allocation, bool ask);
 
 /* events.c */
 int events_open (struct berthd *d, berth_error_t *err);

@@ -54,9 +54,27 @@ int jobend_admit (struct berthd *d, const struct proto_acquire *a, char *warn,
     return errprintf_code (err, PROTO_ERR_UNSATISFIABLE, "%s", msg);
 }
 
-int jobend_status (struct berthd *d, json_t *allocation)
+/* What is known without asking: an earlier answer, or the environment. */
+static double jobend_known (struct berthd *d)
 {
-    double end = jobend_get (d);
+    if (d->job_end_looked)
+        return d->job_end;
+    double end;
+    struct deadline_source src;
+    if (deadline_from_env (NULL, &end, &src)) {
+        d->job_end_looked = true;
+        d->job_end = end;
+        d->job_end_src = src;
+        return end;
+    }
+    return -1;
+}
+
+int jobend_status (struct berthd *d, json_t *allocation, bool ask)
+{
+    /* a plain status (every `berth status` of a batch script) must not cost
+     * a scheduler query; asking for the time left may, once */
+    double end = ask ? jobend_get (d) : jobend_known (d);
     json_t *left = end >= 0 ? json_real (end - now_wall () > 0
                                          ? end - now_wall () : 0)
                             : json_null ();

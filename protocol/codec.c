@@ -675,9 +675,10 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
     case PROTO_RESOURCES:
         return decode_lease_op (c, o, false, &r->resources.lease);
     case PROTO_STATUS:
-        if (json_unpack_ex (o, &je, 0, "{s:o s:o !}", "op", &skip, "id", &skip) < 0)
+        if (json_unpack_ex (o, &je, 0, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "time_left", &v) < 0)
             return unpack_error (c, &je);
-        return 0;
+        return get_bool (c, "time_left", v, &r->status.time_left);
     case PROTO_WATCH:
         if (json_unpack_ex (o, &je, 0, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                             "history", &v) < 0)
@@ -861,6 +862,8 @@ json_t *proto_encode_request (const struct proto_request *req)
             rc = set_new (o, "lease", json_string (req->resources.lease));
         break;
     case PROTO_STATUS:
+        if (o && req->status.time_left)
+            rc = set_new (o, "time_left", json_true ());
         break;
     case PROTO_WATCH:
         if (o && req->watch.history)

@@ -89,6 +89,9 @@ struct proto_request {
         struct proto_render render;
         struct { char *lease; } resources;          /* NULL: the whole allocation */
         struct { bool history; } watch;
+        /* time_left: find the job's end even if that costs one scheduler
+         * query (otherwise status shows it only when already known) */
+        struct { bool time_left; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
     };
 };

@@ -115,12 +115,20 @@ def test_status_asks_first():
     d = daemon(end_in=7200)
     try:
         st = status(d)["allocation"]
+        t.check(not calls(d) and st.get("time_left_s") is None,
+                "a plain status asks the scheduler nothing", str(calls(d)))
+        c = d.client()
+        st = c.request("status", time_left=True)["allocation"]
         t.check(len(calls(d)) == 1 and st.get("time_left_s", 0) > 7000,
                 "asking for the time left asks squeue once", str(calls(d)))
-        c = d.client()
+        p = berth(d, "status", "--time-left")
+        t.check(p.returncode == 0 and "time left" in p.stdout.splitlines()[0],
+                "berth status --time-left shows it", p.stdout + p.stderr)
         r = c.request("acquire", cores=1, duration=3600)
-        status(d)
+        st = status(d)["allocation"]
         t.check(r.get("ok") and len(calls(d)) == 1, "and never again", str(calls(d)))
+        t.check(st.get("time_left_s", 0) > 7000, "once known, a plain status shows it",
+                str(st.get("time_left_s")))
         c.close()
     finally:
         d.cleanup()
@@ -185,7 +193,7 @@ def test_checked_again_at_grant():
         hold, waiter = d.client(), d.client()
         r = hold.request("acquire", ntasks=ALL, cpus_per_task=1, label="everything")
         t.check(r.get("ok"), "one step holds the whole allocation", str(r))
-        left = status(d)["allocation"]["time_left_s"]
+        left = hold.request("status", time_left=True)["allocation"]["time_left_s"]
         waiter.send("acquire", cores=4, duration=left - 1.5, label="tight")
         time.sleep(3)
         hold.request("release", lease=r["lease"])

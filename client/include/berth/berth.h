@@ -207,6 +207,12 @@ char *berth_resources (berth_client_t *c, const char *lease,
  * "ok"; PROTOCOL.md "status"); caller frees. */
 char *berth_status (berth_client_t *c, berth_client_error_t *err);
 
+/* berth_status with flags: BERTH_STATUS_TIME_LEFT finds the allocation's end
+ * even where that costs berthd one scheduler query (once per daemon); a
+ * plain status reports the end only when it is already known. */
+#define BERTH_STATUS_TIME_LEFT 1
+char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err);
+
 /* ---- events ------------------------------------------------------------ */
 
 typedef struct berth_event berth_event_t;

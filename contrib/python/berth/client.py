@@ -429,10 +429,11 @@ class Client:
         reply = self.request("resources", lease=lid)
         return {k: v for k, v in reply.items() if k not in ("id", "ok")}
 
-    def status(self) -> Dict[str, Any]:
-        """The ledger: ``allocation`` (with ``time_left_s``), ``leases``,
-        ``queue``, ``daemon``."""
-        reply = self.request("status")
+    def status(self, time_left: bool = False) -> Dict[str, Any]:
+        """The ledger: ``allocation`` (with ``time_left_s`` when the end is
+        known), ``leases``, ``queue``, ``daemon``. With time_left, berthd
+        finds the end even if that costs it one scheduler query."""
+        reply = self.request("status", time_left=True if time_left else None)
         return {k: v for k, v in reply.items() if k not in ("id", "ok")}
 
     def watch(self, history: bool = False) -> Iterator[Event]:
