@@ -52,11 +52,15 @@ static const struct option options[] = {
 
 static int status_flags;
 
+#define GONE (-1)      /* fetch: berthd closed the connection (said nothing) */
+
 static int fetch (berth_client_t *c, json_t **status)
 {
     berth_client_error_t err;
     json_error_t je;
     char *text = berth_status_ex (c, status_flags, &err);
+    if (!text && !strcmp (err.code, BERTH_ERR_CLOSED))
+        return GONE;
     if (!text)
         return cli_daemon_fail ("status", &err);
     *status = json_loads (text, 0, &je);
@@ -70,6 +74,8 @@ static int show (berth_client_t *c, bool json)
 {
     json_t *status;
     int rc = fetch (c, &status);
+    if (rc == GONE)
+        return cli_fail (1, "status", "berthd closed the connection before it answered");
     if (rc)
         return rc;
     if (json)
@@ -257,8 +263,11 @@ static int watch (berth_client_t *c, double interval)
         }
         double now = now_mono ();
         if ((tty && (dirty || resized)) || now >= next) {
-            if ((rc = draw (c, t, tty)) != 0)
+            if ((rc = draw (c, t, tty)) != 0) {
+                gone = rc == GONE;
+                rc = gone ? 0 : rc;
                 break;
+            }
             dirty = false;
             resized = 0;
             next = now + interval;

@@ -310,6 +310,14 @@ int report_set_allocation (struct report_run *run, const json_t *status,
         int k = 0;
         while (k < nout && strcmp (out[k].name, run->nodes[i].name))
             k++;
+        bool used = false;
+        for (int j = 0; j < run->nsteps && !used; j++)
+            for (int m = 0; m < run->steps[j].nspans; m++)
+                used |= run->steps[j].spans[m].node == i;
+        if (k == nout && !used) {
+            map[i] = -1;       /* an empty node of an earlier allocation */
+            continue;
+        }
         if (k == nout) {
             errprintf (err, "the events log has steps on node %s, which the allocation "
                        "does not hold; give the status of the same run", run->nodes[i].name);

@@ -39,7 +39,7 @@ double watch_tally_rate (const struct watch_tally *t, double now)
     int count = 0;
     for (int i = 0; i < t->n; i++) {
         double g = t->grants[i];
-        if (g > now - span && g <= now)
+        if (g >= now - span && g <= now)
             count++;
     }
     return count / span;
