@@ -193,7 +193,7 @@ static double nice_tick (double span)
     for (size_t i = 0; i < sizeof (steps) / sizeof (steps[0]); i++)
         if (span / steps[i] <= 12)
             return steps[i];
-    return 86400 * ceil (span / 86400 / 12);
+    return 86400.0 * (double) ((long long) (span / 86400 / 12) + 1);   /* days, no libm */
 }
 
 static void axis (FILE *f, const struct frame *fr, double y0, double y1)

@@ -96,7 +96,7 @@ expect_fail "interval word" 2 "--interval wants seconds .*got 'often'" "$BERTH" 
 # ---- berthd going away ends the view ----
 "$BERTH" status --watch --interval 0.2 >"$TMP/gone" 2>&1 </dev/null &
 viewer=$!
-until_ok 10 grep -q '^== ' "$TMP/gone"
+until_ok 10 grep -qs '^== ' "$TMP/gone"
 "$BERTH" shutdown >/dev/null 2>&1
 wait $viewer; rc=$?
 [[ $rc == 0 ]] && grep -q "berthd has stopped" "$TMP/gone" && ok || not_ok "after shutdown: rc=$rc, $(tail -3 "$TMP/gone")"
