@@ -50,6 +50,8 @@ static const char usage_text[] =
 "                            to end before ending them (default 60)\n"
 "  --reclaim-grace T         after a crash, free restored connection-bound\n"
 "                            leases not released within T seconds (default 30)\n"
+"  --deadline-policy P       a request whose duration runs past the job's\n"
+"                            end: refuse (default) or warn\n"
 "  --output-stall T          close a connection that leaves more than 1 MiB of\n"
 "                            replies unread for T seconds (default 60)\n"
 "  --help, --version\n"
@@ -101,7 +103,8 @@ void berthd_check_drained (struct berthd *d)
 enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
-    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_STALL, OPT_HELP,
+    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_DEADLINE,
+    OPT_STALL, OPT_HELP,
     OPT_VERSION,
 };
 
@@ -120,6 +123,7 @@ static const struct option long_options[] = {
     { "starvation-seconds", required_argument, NULL, OPT_STARVE_SECS },
     { "drain-timeout", required_argument, NULL, OPT_DRAIN },
     { "reclaim-grace", required_argument, NULL, OPT_GRACE },
+    { "deadline-policy", required_argument, NULL, OPT_DEADLINE },
     { "output-stall", required_argument, NULL, OPT_STALL },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
@@ -209,6 +213,10 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         case OPT_STALL:
             rc = parse_seconds ("output-stall", optarg, &cfg->output_stall,
                                 err);
+            break;
+        case OPT_DEADLINE:
+            if (deadline_policy_parse (optarg, &cfg->deadline_policy, err) < 0)
+                return errprefix (err, "--deadline-policy: ");
             break;
         case OPT_HELP:
             fputs (usage_text, stdout);

@@ -37,24 +37,10 @@ static void conn_drop_holdings (struct conn *c)
         leases_conn_closed (c);
 }
 
-/* Closing a Unix socket with unread input makes the client's next read
- * fail with "connection reset" instead of end-of-file: read (and drop) what
- * a refused client had already sent. */
-static void drain_input (struct conn *c)
-{
-    char buf[4096];
-    evutil_socket_t fd = bufferevent_getfd (c->bev);
-    for (int i = 0; fd >= 0 && i < 256; i++)
-        if (recv (fd, buf, sizeof (buf), MSG_DONTWAIT) <= 0)
-            break;
-}
-
 static void conn_free (struct conn *c)
 {
     struct berthd *d = c->d;
     conn_drop_holdings (c);
-    if (c->closing)
-        drain_input (c);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -86,13 +72,34 @@ void conn_resume (struct conn *c)
         event_active (c->deferred, 0, 0);
 }
 
+#define LINGER_SECONDS 2
+
+/* All is written: say end-of-file, then discard what the peer still sends
+ * until it closes (or briefly). Closing a socket with unread input makes the
+ * kernel answer with a reset, which can destroy the last reply before the
+ * peer has read it. */
+static void conn_linger (struct conn *c)
+{
+    struct timeval tv = { LINGER_SECONDS, 0 };
+    conn_drop_holdings (c);
+    c->lingering = true;
+    if (shutdown (bufferevent_getfd (c->bev), SHUT_WR) < 0) {
+        conn_kill (c);
+        return;
+    }
+    struct evbuffer *in = bufferevent_get_input (c->bev);
+    evbuffer_drain (in, evbuffer_get_length (in));
+    bufferevent_set_timeouts (c->bev, &tv, NULL);
+    bufferevent_enable (c->bev, EV_READ);
+}
+
 /* Read nothing more; close once what is queued has been written. */
 static void conn_close_after_write (struct conn *c)
 {
     c->closing = true;
     bufferevent_disable (c->bev, EV_READ);
     if (evbuffer_get_length (bufferevent_get_output (c->bev)) == 0)
-        conn_kill (c);
+        conn_linger (c);
 }
 
 void conn_send (struct conn *c, json_t *msg)
@@ -239,8 +246,13 @@ static void conn_process (struct conn *c)
 
 static void read_cb (struct bufferevent *bev, void *arg)
 {
-    (void) bev;
-    conn_process (arg);
+    struct conn *c = arg;
+    if (c->lingering) {
+        struct evbuffer *in = bufferevent_get_input (bev);
+        evbuffer_drain (in, evbuffer_get_length (in));
+        return;
+    }
+    conn_process (c);
 }
 
 /* Called whenever the unsent output drops to CONN_OUTPUT_PAUSE / 2 or
@@ -249,8 +261,8 @@ static void write_cb (struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
     size_t left = evbuffer_get_length (bufferevent_get_output (bev));
-    if (c->closing && left == 0)
-        conn_kill (c);
+    if (c->closing && !c->lingering && left == 0)
+        conn_linger (c);
     else if (c->paused && !c->dead && left <= CONN_OUTPUT_PAUSE / 2)
         conn_unpause (c);
 }
@@ -272,7 +284,7 @@ static void hup_cb (evutil_socket_t fd, short what, void *arg)
     (void) what;
     struct berthd *d = arg;
     for (struct conn *c = d->conns; c; c = c->next) {
-        if (!c->eof || c->dead)
+        if (!c->eof || c->dead || c->lingering)
             continue;
         if (peer_gone (c)) {
             conn_drop_holdings (c);
@@ -322,6 +334,10 @@ static void conn_half_closed (struct conn *c)
 static void event_cb (struct bufferevent *bev, short what, void *arg)
 {
     struct conn *c = arg;
+    if (c->lingering) {   /* the peer closed, or took too long to */
+        conn_free (c);
+        return;
+    }
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
         return;
     if (!(what & BEV_EVENT_ERROR) && !c->closing && !peer_gone (c)) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test:
 #  1. gcc, warnings as errors: the whole suite (unit, command line,
-#     integration, fuzz corpora, the 60-second soak, berthd under valgrind)
-#  2. clang, warnings as errors: the same but the soak and valgrind
+#     integration, Slurm integration on a local cluster, fuzz corpora, the
+#     60-second soak, berthd under valgrind); then a plain meson install
+#  2. clang, warnings as errors: the same but Slurm, the soak and valgrind
 #  3. gcc with AddressSanitizer + UndefinedBehaviorSanitizer: the unit and
 #     integration tests (a real berthd under the sanitizers) and the fuzz
 #     corpora
@@ -27,7 +28,16 @@ run() {  # name, build dir, compiler, meson test args, then setup options
     echo "== $name: $((SECONDS - t0)) s"
 }
 run "gcc: all tests" "$out/gcc" gcc ""
-run "clang: all tests but soak and valgrind" "$out/clang" clang "--no-suite soak --no-suite valgrind"
+# (the cli suite's `install` test checks each installed file; this is the plain install)
+echo "== meson install into a scratch DESTDIR"
+dest=$(mktemp -d)
+meson install -C "$out/gcc" --destdir "$dest" --no-rebuild >"$out/install.log" 2>&1 \
+    || { echo "meson install failed (see $out/install.log)"; status=1; }
+rm -rf "$dest"
+# the Slurm suite starts real clusters, the soak and valgrind take minutes:
+# once (gcc) is enough
+BERTH_SKIP_SLURM=1 run "clang: all tests but Slurm, soak and valgrind" "$out/clang" clang \
+    "--no-suite soak --no-suite valgrind"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run "gcc + ASan + UBSan: unit, integration and fuzz corpus tests" "$out/asan" gcc \
     "--suite unit --suite integration --suite fuzz" \
