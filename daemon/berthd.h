@@ -122,6 +122,10 @@ struct conn {
     bool paused;                  /* unread output over CONN_OUTPUT_PAUSE:
                                      its requests wait unread */
     struct event *stall_ev;       /* closes it if it stays paused */
+    size_t stall_mark;            /* unsent bytes when last checked */
+    size_t history_left;          /* bytes of the events log queued for it
+                                     (on disk, not in memory) */
+    struct evbuffer_cb_entry *drained;   /* counts history_left down */
     struct pending *pending;      /* the request this connection waits on */
     struct lease *leases;         /* its connection-bound leases */
     int nleases;
@@ -179,8 +183,9 @@ void log_msg (int prio, const char *fmt, ...)
 
 /* server.c. A connection whose unread output (replies, events) passes
  * CONN_OUTPUT_PAUSE is not served further until its client has read it
- * down; it is closed when it stays over for cfg.output_stall seconds, or at
- * once past CONN_OUTPUT_MAX. */
+ * down; it is closed when it reads none of it for cfg.output_stall seconds,
+ * or at once past CONN_OUTPUT_MAX. The events log a watcher asked to replay
+ * is queued from its file and does not count. */
 #define CONN_OUTPUT_PAUSE (1u << 20)
 #define CONN_OUTPUT_MAX (64u << 20)
 int server_listen (struct berthd *d, berth_error_t *err);

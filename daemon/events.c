@@ -106,7 +106,13 @@ int events_history (struct berthd *d, struct conn *c)
         close (fd);
         return 0;
     }
-    /* evbuffer_add_file takes the descriptor over */
-    return evbuffer_add_file (bufferevent_get_output (c->bev), fd,
-                              d->events_start, st.st_size - d->events_start);
+    /* evbuffer_add_file takes the descriptor over; what it queues is read
+     * from the file as it is sent, so it is not held against the
+     * connection's output limit (server.c) */
+    size_t len = (size_t) (st.st_size - d->events_start);
+    if (evbuffer_add_file (bufferevent_get_output (c->bev), fd,
+                           d->events_start, (ev_off_t) len) < 0)
+        return -1;
+    c->history_left += len;
+    return 0;
 }

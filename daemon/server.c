@@ -54,6 +54,8 @@ static void conn_free (struct conn *c)
         d->nhalfclosed--;
     if (c->stall_ev)
         event_free (c->stall_ev);
+    if (c->drained)
+        evbuffer_remove_cb_entry (bufferevent_get_output (c->bev), c->drained);
     event_free (c->deferred);
     bufferevent_free (c->bev);
     free (c);
@@ -102,6 +104,25 @@ static void conn_close_after_write (struct conn *c)
         conn_linger (c);
 }
 
+/* Unsent output held in memory: all of it but the part of the events log
+ * still queued from its file. */
+static size_t output_in_memory (struct conn *c)
+{
+    size_t all = evbuffer_get_length (bufferevent_get_output (c->bev));
+    return all > c->history_left ? all - c->history_left : 0;
+}
+
+/* Bytes leave the output in order; count those of the events log off first
+ * (what was queued ahead of it is small: the watch reply). */
+static void output_drained (struct evbuffer *buf,
+                            const struct evbuffer_cb_info *info, void *arg)
+{
+    (void) buf;
+    struct conn *c = arg;
+    size_t n = info->n_deleted;
+    c->history_left -= n < c->history_left ? n : c->history_left;
+}
+
 void conn_send (struct conn *c, json_t *msg)
 {
     char *line = msg ? proto_line (msg) : NULL;
@@ -118,7 +139,7 @@ void conn_send (struct conn *c, json_t *msg)
         return;
     }
     size_t len = strlen (line);
-    if (evbuffer_get_length (out) + len > CONN_OUTPUT_MAX) {
+    if (output_in_memory (c) + len > CONN_OUTPUT_MAX) {
         log_msg (LOG_WARNING, "connection %llu (pid %d) reads too slowly: "
                  "%zu bytes unsent; closing it", (unsigned long long) c->serial,
                  (int) c->pid, evbuffer_get_length (out));
@@ -160,8 +181,16 @@ static void stall_cb (evutil_socket_t fd, short what, void *arg)
     struct conn *c = arg;
     if (c->dead || !c->paused)
         return;
-    log_msg (LOG_WARNING, "connection %llu (pid %d) has left %zu bytes of "
-             "replies unread for %.0f s; closing it",
+    size_t left = evbuffer_get_length (bufferevent_get_output (c->bev));
+    if (left < c->stall_mark) {
+        /* it reads, slowly: give it another while */
+        struct timeval tv = seconds_tv (c->d->cfg.output_stall);
+        c->stall_mark = left;
+        evtimer_add (c->stall_ev, &tv);
+        return;
+    }
+    log_msg (LOG_WARNING, "connection %llu (pid %d) has read none of its "
+             "%zu bytes of unsent replies for %.0f s; closing it",
              (unsigned long long) c->serial, (int) c->pid,
              evbuffer_get_length (bufferevent_get_output (c->bev)),
              c->d->cfg.output_stall);
@@ -175,6 +204,7 @@ static void conn_pause (struct conn *c)
     struct berthd *d = c->d;
     struct timeval tv = seconds_tv (d->cfg.output_stall);
     c->paused = true;
+    c->stall_mark = evbuffer_get_length (bufferevent_get_output (c->bev));
     bufferevent_disable (c->bev, EV_READ);
     if ((!c->stall_ev && !(c->stall_ev = evtimer_new (d->base, stall_cb, c)))
         || evtimer_add (c->stall_ev, &tv) < 0) {
@@ -209,8 +239,7 @@ static void conn_process (struct conn *c)
     struct evbuffer *in = bufferevent_get_input (c->bev);
     while (!c->dead && !c->closing && !c->pending && !c->d->stopping) {
         size_t eol_len = 0;
-        if (evbuffer_get_length (bufferevent_get_output (c->bev))
-            >= CONN_OUTPUT_PAUSE) {
+        if (output_in_memory (c) >= CONN_OUTPUT_PAUSE) {
             if (!c->paused)
                 conn_pause (c);
             return;
@@ -408,6 +437,8 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
      * that is too long, never more. */
     bufferevent_setwatermark (c->bev, EV_READ, 0, PROTO_MAX_LINE + 1);
     bufferevent_setwatermark (c->bev, EV_WRITE, CONN_OUTPUT_PAUSE / 2, 0);
+    c->drained = evbuffer_add_cb (bufferevent_get_output (c->bev),
+                                  output_drained, c);
     if (cred.uid != getuid ()) {
         log_msg (LOG_NOTICE, "refused a connection from uid %u (pid %d): "
                  "berthd serves only uid %u", (unsigned) cred.uid,

@@ -326,6 +326,57 @@ def test_never_reads():
         d.cleanup()
 
 
+def test_big_history():
+    """Found by the 30-minute soak: a watch with history replays the events
+    log from its file; once that log was past the 64 MiB output limit, the
+    next event disconnected the watcher before it could read its history."""
+    d = Daemon()
+    try:
+        d.start()
+        pad = "x" * 180
+        line = ('{"event":"released","time":1.0,"lease":"L0","label":"%s","reason":"released"}\n'
+                % pad).encode()
+        n = (70 << 20) // len(line) + 1
+        with open(os.path.join(d.state, "events.jsonl"), "ab") as f:
+            f.write(line * n)
+        w = socket.socket(socket.AF_UNIX)
+        w.connect(d.sock)
+        w.sendall(b'{"op":"watch","id":1,"history":true}\n')
+        time.sleep(0.3)
+        c = d.client()
+        for _ in range(10):
+            r = c.request("acquire", cores=2, label="after-history")
+            c.request("release", lease=r["lease"])
+        time.sleep(0.3)
+        w.settimeout(20)
+        got, lines = b"", 0
+        while True:
+            try:
+                chunk = w.recv(1 << 20)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            lines += chunk.count(b"\n")
+            got = (got + chunk)[-4096:]
+            if b'"after-history","reason":"released"' in got and lines >= n + 21:
+                break
+        t.check(lines >= n + 21, f"a watcher gets a {n * len(line) >> 20} MiB history and the events "
+                "after it", f"{lines} lines of {n + 21}")
+        w.sendall(b'{"op":"hello","id":2}\n')
+        rest = b""
+        while b'"id":2' not in rest:
+            chunk = w.recv(65536)
+            if not chunk:
+                break
+            rest += chunk
+        t.check(b'"id":2' in rest, "and its connection stays open")
+        w.close()
+        c.close()
+    finally:
+        d.cleanup()
+
+
 def test_trickle_halfclose_idle(d):
     # one byte at a time, while another client is served in between
     trick = socket.socket(socket.AF_UNIX)
@@ -422,7 +473,7 @@ def main():
         t.check(False, "no exception", repr(e) + " " + d.stderr())
     finally:
         d.cleanup()
-    for fn in (test_never_reads, test_daemon_killed_under_load):
+    for fn in (test_never_reads, test_big_history, test_daemon_killed_under_load):
         try:
             fn()
         except Exception as e:  # noqa: BLE001

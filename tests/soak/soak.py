@@ -146,7 +146,7 @@ def worker(d, idx, stop, st, errors):
                 os.waitpid(pid, 0)
                 st.add("killed clients")
         except (OSError, EOFError, ValueError) as e:
-            errors.append(("exception", repr(e)))
+            errors.append(("exception", f"action {act:.2f}", repr(e)))
             if c is not None:
                 c.close()
             c = None
@@ -220,7 +220,8 @@ def main():
         print("samples (s, RSS KiB, fds): " + " ".join(f"{x[0]:.0f}:{x[1]}:{x[2]}" for x in samples),
               flush=True)
         t.check(st.n.get("grants", 0) > duration, "the soak granted leases steadily", str(st.n))
-        t.check(not errors, "no client met an unexpected error", str(errors[:3]))
+        t.check(not errors, "no client met an unexpected error",
+                f"{len(errors)}: {errors[:5]}; berthd's last messages: {d.stderr()}")
         t.check(end_fds <= fds0 + 1, f"berthd's descriptors are flat ({fds0} -> {end_fds})")
         if sanitized():
             print("(memory not judged: AddressSanitizer keeps freed memory)")
