@@ -46,6 +46,8 @@ struct berthd_config {
     double drain_timeout;         /* seconds a drain waits for leases */
     double reclaim_grace;         /* seconds a restored connection-bound lease
                                      waits for its holder */
+    int journal_records;          /* compact the journal past this many
+                                     records (and 4x the live leases) */
 };
 
 struct conn;
@@ -79,7 +81,19 @@ struct berthd {
     char state_dir[PATH_MAX];
 
     int events_fd, journal_fd;
+    char journal_path[PATH_MAX + 32];
+    off_t journal_size;           /* bytes of whole records */
+    int journal_records;          /* records in the file */
+    int journal_retry;            /* no compaction before this many records
+                                     (after one failed) */
+    bool journal_dirty;           /* a record could not be written: rewrite
+                                     the journal before the next grant */
+    unsigned long journal_compactions;
+    json_t *journal_start;        /* its first record, for rewrites */
     json_t *journal_live;         /* grant records to restore at start */
+    int *journal_lines;           /* and their line numbers */
+    double journal_opened;        /* monotonic, for the restore time */
+    struct event *compact_ev;
     off_t events_start;           /* where this run's events begin */
 
     double started;               /* wall clock */
@@ -140,7 +154,10 @@ struct lease {
     double expires;               /* wall clock; < 0: no ttl */
     struct event *ttl_ev, *owner_ev, *grace_ev;
     int pidfd;                    /* -1: none */
-    bool polled;                  /* owner checked by the 1 s poll */
+    pid_t watched;                /* the process whose exit ends the lease:
+                                     its owner, or after a restart the holder
+                                     of an orphaned lease; 0: none */
+    bool polled;                  /* watched is checked by the 1 s poll */
     struct lease *cprev, *cnext;  /* in conn->leases */
 };
 
@@ -155,6 +172,8 @@ void berthd_check_drained (struct berthd *d);
 void log_init (void);
 void log_msg (int prio, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
+int log_to_file (const char *path);   /* stderr goes there from now on */
+void log_reopen (void);               /* SIGHUP: reopen that file */
 
 /* server.c */
 int server_listen (struct berthd *d, berth_error_t *err);
@@ -175,13 +194,17 @@ void dispatch_shutdown (struct berthd *d, bool force);
 /* leases.c */
 void handle_acquire (struct conn *c, struct proto_request *req);
 void handle_release (struct conn *c, struct proto_request *req);
+void handle_reclaim (struct conn *c, struct proto_request *req);
 int lease_grant (struct berthd *d, struct pending *p, uint64_t lease_id,
                  berth_error_t *err);
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);
 void lease_end_all (struct berthd *d, const char *reason);
 void leases_conn_closed (struct conn *c);
 struct lease *lease_lookup (struct berthd *d, const char *name);
-int lease_watch_owner (struct berthd *d, struct lease *ls);
+/* End ls when process pid exits (pid <= 0: nothing to watch). 0: watched;
+ * 1: pid is already gone; -1: out of resources. */
+int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid);
+void lease_unwatch (struct berthd *d, struct lease *ls);
 int lease_arm_ttl (struct berthd *d, struct lease *ls);
 void lease_free (struct berthd *d, struct lease *ls);
 /* The lease as the codec describes it (borrowed pointers; do not free). */

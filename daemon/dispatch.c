@@ -142,6 +142,7 @@ static const struct {
     { PROTO_STATUS, handle_status },
     { PROTO_WATCH, handle_watch },
     { PROTO_SHUTDOWN, handle_shutdown },
+    { PROTO_RECLAIM, handle_reclaim },
 };
 
 void dispatch_line (struct conn *c, const char *line, size_t len)

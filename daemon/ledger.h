@@ -81,6 +81,22 @@ int ledger_release (struct ledger *l, uint64_t id, berth_error_t *err);
 const struct ledger_lease *ledger_lease_find (const struct ledger *l,
                                               uint64_t id);
 
+/* Put back a lease exactly as it was recorded (crash recovery, where the
+ * journal holds the placement, not the history that led to it): its id,
+ * shape, layout and per node the core ids (in their order), GPU indices and
+ * MB charged. Every id must be usable and free, the memory unbudgeted (0
+ * where the node's memory is unknown), the lease id unused. On failure
+ * (code "conflict" when something is already held, "invalid" otherwise) the
+ * message names the node and id, and nothing changes. Later grants get ids
+ * above it. */
+int ledger_restore (struct ledger *l, const struct ledger_lease *want,
+                    berth_error_t *err);
+
+/* The id the next grant gets. Raising it (never lowering) keeps ids handed
+ * out before a restart from being handed out again. */
+uint64_t ledger_next_id (const struct ledger *l);
+void ledger_raise_next_id (struct ledger *l, uint64_t next);
+
 /* Leases in id order: *v is a new array of borrowed pointers (free it). */
 int ledger_leases (const struct ledger *l, const struct ledger_lease ***v,
                    int *count, berth_error_t *err);

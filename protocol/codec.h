@@ -54,6 +54,7 @@ enum proto_op {
     PROTO_STATUS,
     PROTO_WATCH,
     PROTO_SHUTDOWN,
+    PROTO_RECLAIM,              /* take back a lease orphaned by a restart */
 };
 
 const char *proto_op_name (enum proto_op op);
@@ -88,6 +89,7 @@ struct proto_request {
         struct { char *lease; } resources;          /* NULL: the whole allocation */
         struct { bool history; } watch;
         struct { enum proto_shutdown_mode mode; } shutdown;
+        struct { char *lease; } reclaim;
     };
 };
 
@@ -130,6 +132,7 @@ json_t *proto_error_reply (json_t *id, const berth_error_t *err);
 json_t *proto_hello_reply (json_t *id, int version);
 json_t *proto_acquire_reply (json_t *id, const struct proto_lease *lease);
 json_t *proto_release_reply (json_t *id, const char *lease);
+/* reclaim answers with the lease, as acquire does: proto_acquire_reply. */
 json_t *proto_render_reply (json_t *id, const struct launch *launch);
 /* {"id","ok":true} plus every member of body (may be NULL); body is not
  * stolen. For resources, watch, shutdown and the daemon's own shapes. */
