@@ -17,30 +17,35 @@
 static void usage (FILE *f)
 {
     fprintf (f,
-"Usage: berth status [--json | --watch] [--socket PATH]\n"
+"Usage: berth status [--json | --watch] [--time-left] [--socket PATH]\n"
 "Show berthd's allocation: per node the cores, GPUs and memory in use, the\n"
 "leases with their labels and ages, and the requests waiting, with why.\n\n"
 "  --json           everything berthd reports, as JSON\n"
 "  --watch          redraw whenever something is granted, waits or ends\n"
+"  --time-left      find when the allocation ends even if berthd must ask\n"
+"                   the scheduler (once); otherwise it is shown when known\n"
 "  --socket PATH    berthd's socket (default: $BERTH_SOCKET)\n"
 "  -h, --help       this text\n");
 }
 
-enum { OPT_JSON = 256, OPT_WATCH, OPT_SOCKET };
+enum { OPT_JSON = 256, OPT_WATCH, OPT_SOCKET, OPT_TIME_LEFT };
 
 static const struct option options[] = {
     { "json", no_argument, NULL, OPT_JSON },
     { "watch", no_argument, NULL, OPT_WATCH },
     { "socket", required_argument, NULL, OPT_SOCKET },
+    { "time-left", no_argument, NULL, OPT_TIME_LEFT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
+
+static int status_flags;
 
 static int fetch (berth_client_t *c, json_t **status)
 {
     berth_client_error_t err;
     json_error_t je;
-    char *text = berth_status (c, &err);
+    char *text = berth_status_ex (c, status_flags, &err);
     if (!text)
         return cli_daemon_fail ("status", &err);
     *status = json_loads (text, 0, &je);
@@ -79,9 +84,11 @@ static int watch (berth_client_t *c)
             return rc;
         berth_event_t *ev;
         double wait = 1.0;
-        while ((rc = berth_next_event (c, wait, &ev, &err)) > 0) {
+        int n = 0;
+        while (n < 200 && (rc = berth_next_event (c, wait, &ev, &err)) > 0) {
             berth_event_free (ev);
-            wait = 0.05;       /* gather the rest of the burst */
+            wait = 0.05;       /* gather the rest of the burst, within reason */
+            n++;
         }
         if (rc < 0) {
             if (!strcmp (err.code, BERTH_ERR_CLOSED)) {
@@ -110,6 +117,9 @@ int cmd_status (int argc, char **argv)
             break;
         case OPT_SOCKET:
             socket = optarg;
+            break;
+        case OPT_TIME_LEFT:
+            status_flags |= BERTH_STATUS_TIME_LEFT;
             break;
         case 'h':
             usage (stdout);

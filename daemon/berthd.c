@@ -53,6 +53,8 @@ static const char usage_text[] =
 "                            (default 30)\n"
 "  --journal-records N       compact the journal once it holds N records and\n"
 "                            4 times as many as there are leases (default 4096)\n"
+"  --deadline-policy P       a request whose duration runs past the job's\n"
+"                            end: refuse (default) or warn\n"
 "  --help, --version\n"
 "\n"
 "Signals: SIGTERM or SIGINT drain (no new leases, waiting requests are\n"
@@ -106,7 +108,8 @@ void berthd_check_drained (struct berthd *d)
 enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
-    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL, OPT_HELP,
+    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL,
+    OPT_DEADLINE, OPT_HELP,
     OPT_VERSION,
 };
 
@@ -126,6 +129,7 @@ static const struct option long_options[] = {
     { "drain-timeout", required_argument, NULL, OPT_DRAIN },
     { "reclaim-grace", required_argument, NULL, OPT_GRACE },
     { "journal-records", required_argument, NULL, OPT_JOURNAL },
+    { "deadline-policy", required_argument, NULL, OPT_DEADLINE },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
@@ -214,6 +218,10 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         case OPT_JOURNAL:
             rc = parse_int ("journal-records", optarg, 16, 1 << 24,
                             &cfg->journal_records, err);
+            break;
+        case OPT_DEADLINE:
+            if (deadline_policy_parse (optarg, &cfg->deadline_policy, err) < 0)
+                return errprefix (err, "--deadline-policy: ");
             break;
         case OPT_HELP:
             fputs (usage_text, stdout);

@@ -380,6 +380,13 @@ static void link_conn (struct lease *ls, struct conn *c)
 int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                  berth_error_t *err)
 {
+    char late[512];
+    /* Time has passed while it waited: check its duration again. */
+    if (jobend_admit (d, &p->acq, late, sizeof (late), err) < 0) {
+        ledger_release (d->ledger, id, NULL);
+        queue_schedule_soon (d);
+        return -1;
+    }
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, id);
     struct lease *ls = calloc (1, sizeof (*ls));
     if (!ll || !ls) {
@@ -432,7 +439,12 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                  "only by release", ls->name);
     struct proto_lease pl;
     lease_to_proto (ls, p->acq.env, &pl);
-    conn_send (p->conn, proto_acquire_reply (p->id, &pl));
+    json_t *reply = proto_acquire_reply (p->id, &pl);
+    if (late[0]) {
+        log_msg (LOG_WARNING, "%s: %s", ls->name, late);
+        json_object_set_new (reply, "warning", json_string (late));
+    }
+    conn_send (p->conn, reply);
     lease_to_proto (ls, false, &pl);
     events_emit (d, proto_event_granted (ls->granted, &pl));
     notify_status_soon (d);
@@ -527,6 +539,11 @@ void handle_acquire (struct conn *c, struct proto_request *req)
     }
     if (warn[0])
         log_msg (LOG_INFO, "%s", warn);
+    if (jobend_admit (d, a, warn, sizeof (warn), &err) < 0) {
+        conn_send_error (c, req->id, PROTO_ERR_UNSATISFIABLE, "%s", err.text);
+        events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
+        return;
+    }
     if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE) {
         conn_send_error (c, req->id, PROTO_ERR_UNSATISFIABLE, "this machine's "
                          "launcher (%s) cannot place a step on given cores, so "
