@@ -258,9 +258,12 @@ void events_close (struct berthd *d);
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
 int events_history (struct berthd *d, struct conn *c);
 
-/* journal.c: grants and releases, replayed after a crash. Build the ledgers
- * (d->ledger, d->empty) as the journal left them; then, once the event loop
- * and the queue exist, restore the lease records. */
+/* journal.c: grants and releases, restored after a crash, compacted while
+ * running. Build the ledgers (d->ledger, d->empty) as the journal left them;
+ * then, once the event loop and the queue exist, restore the lease records.
+ * journal_grant fails (nothing recorded) when the grant cannot be written;
+ * journal_release fails when the release could not be recorded (the journal
+ * is then rewritten before the next grant). */
 int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
 int journal_grant (struct berthd *d, const struct lease *ls,
