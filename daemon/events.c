@@ -71,13 +71,19 @@ void events_emit (struct berthd *d, json_t *ev)
     }
     if (d->events_fd >= 0) {
         size_t len = strlen (line), off = 0;
+        off_t end = lseek (d->events_fd, 0, SEEK_END);
         while (off < len) {
             ssize_t w = write (d->events_fd, line + off, len - off);
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0) {
+                /* A full disk: cut off the part written, so that readers
+                 * of the log find whole lines only. */
                 log_msg (LOG_ERR, "writing the events log: %s",
-                         strerror (errno));
+                         strerror (w < 0 ? errno : EIO));
+                if (off > 0 && end >= 0 && ftruncate (d->events_fd, end) < 0)
+                    log_msg (LOG_ERR, "the events log keeps a partial line: "
+                             "%s", strerror (errno));
                 break;
             }
             off += (size_t) w;

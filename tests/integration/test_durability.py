@@ -5,8 +5,9 @@ held by two clients at overlapping times across the crash, no lease is lost,
 clients reclaim their connection-bound leases by id); the reclaim op; holders
 that are gone by the restart; compaction (100,000 grants leave a bounded
 journal; a restart after compaction restores exactly the live leases); a torn
-last line and a damaged middle line; a full disk (RLIMIT_FSIZE): grants are
-refused naming the journal and the reason, nothing is granted unrecorded.
+last line and a damaged middle line; a full disk (RLIMIT_FSIZE, and a 64 KiB
+tmpfs where root may mount one): grants are refused naming the journal and
+the reason, nothing is granted unrecorded.
 
 usage: BERTHD=build/daemon/berthd test_durability.py
 """
@@ -501,41 +502,58 @@ class LimitedDaemon(Daemon):
         return self
 
 
+def fill_and_check(d, reason, room_after_release):
+    """Grant until the journal cannot grow; check the refusal, releases while
+    full, and what a kill -9 and restart bring back."""
+    c = d.client()
+    granted, refusal = [], None
+    for i in range(400):
+        r = c.request("acquire", cores=1, detach=True, label=f"f{i}")
+        if not r.get("ok"):
+            refusal = r
+            break
+        granted.append(r)
+    t.check(refusal is not None and len(granted) > 5, f"{reason}: grants go on until the journal cannot grow",
+            f"{len(granted)} granted")
+    msg = (refusal or {}).get("error", {}).get("message", "")
+    t.check(error_code(refusal or {}) == "internal" and journal_path(d) in msg and reason in msg
+            and "refused" in msg, f"{reason}: the refusal names the journal and the system's reason", msg)
+    held = {x["lease"] for x in status(d)["leases"]}
+    t.check(held == {g["lease"] for g in granted}, f"{reason}: the refused grant holds nothing",
+            f"{len(held)} held, {len(granted)} granted")
+    again = c.request("acquire", cores=1, detach=True)
+    t.check(not again.get("ok") and reason in again.get("error", {}).get("message", ""),
+            f"{reason}: and so is the next one")
+    with open(journal_path(d)) as f:
+        recorded = {json.loads(x)["id"] for x in f if '"op":"grant"' in x}
+    t.check({int(g["lease"][1:]) for g in granted} <= recorded, f"{reason}: every grant made is in the journal")
+    # a release that cannot be recorded still ends the lease; the journal is then
+    # rewritten from the live leases before anything else is granted
+    gone = granted[:len(granted) // 2]
+    rels = [c.request("release", lease=g["lease"]) for g in gone]
+    t.check(all(r.get("ok") for r in rels), f"{reason}: releases are served while the disk is full")
+    t.check("ends unrecorded" in d.stderr(), f"{reason}: a release that could not be recorded is logged",
+            d.stderr()[-300:])
+    n = c.request("acquire", cores=1, detach=True, label="after")
+    if room_after_release:
+        t.check(n.get("ok"), f"{reason}: after releases the rewritten journal has room for a grant again",
+                str(n)[:300])
+    else:
+        t.check(n.get("ok") or (journal_path(d) in n["error"]["message"] and "rewriting it failed"
+                                in n["error"]["message"]),
+                f"{reason}: after releases a grant is made or refused, saying why", str(n)[:300])
+    live = {x["lease"]: x["placement"] for x in status(d)["leases"]}
+    c.close()
+    return granted, live
+
+
 def test_full_disk():
-    limit = 48 * 1024
-    d = LimitedDaemon(limit)
+    # a file size limit: writes fail with EFBIG, per file
+    d = LimitedDaemon(48 * 1024)
     try:
         d.start()
-        c = d.client()
-        granted, refusal = [], None
-        for i in range(200):
-            r = c.request("acquire", cores=2, detach=True, label=f"f{i}")
-            if not r.get("ok"):
-                refusal = r
-                break
-            granted.append(r)
-        t.check(refusal is not None and len(granted) > 5, "grants go on until the journal cannot grow",
-                f"{len(granted)} granted")
-        msg = (refusal or {}).get("error", {}).get("message", "")
-        t.check(error_code(refusal or {}) == "internal" and journal_path(d) in msg and "File too large" in msg
-                and "refused" in msg, "the refusal names the journal and the system's reason", msg)
-        held = {x["lease"] for x in status(d)["leases"]}
-        t.check(held == {g["lease"] for g in granted}, "the refused grant holds nothing",
-                f"{len(held)} held, {len(granted)} granted")
-        t.check(os.path.getsize(journal_path(d)) <= limit, "the journal stayed within the limit")
-        again = c.request("acquire", cores=1, detach=True)
-        t.check(not again.get("ok") and "File too large" in again.get("error", {}).get("message", ""),
-                "and so is the next one")
-        # a release that cannot be recorded still ends the lease; the journal is then
-        # rewritten from the live leases (smaller) before anything else is granted
-        gone = granted[:len(granted) // 2]
-        rels = [c.request("release", lease=g["lease"]) for g in gone]
-        t.check(all(r.get("ok") for r in rels), "releases are served while the disk is full")
-        t.check("ends unrecorded" in d.stderr(), "and a release that could not be recorded is logged", d.stderr())
-        n = c.request("acquire", cores=1, detach=True, label="after")
-        t.check(n.get("ok"), "after releases the rewritten journal has room for a grant again", str(n)[:300])
-        live = {x["lease"]: x["placement"] for x in status(d)["leases"]}
-        c.close()
+        granted, live = fill_and_check(d, "File too large", True)
+        t.check(os.path.getsize(journal_path(d)) <= d.limit, "the journal stayed within the limit")
         d.kill9()
         d.limit = resource.RLIM_INFINITY
         d.start()
@@ -546,9 +564,40 @@ def test_full_disk():
         d.cleanup()
 
 
+def test_full_tmpfs():
+    """A real full file system (a 64 KiB tmpfs as the state directory), where
+    root may mount one."""
+    d = Daemon()
+    os.makedirs(d.state)
+    mounted = os.geteuid() == 0 and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", d.state],
+        capture_output=True).returncode == 0
+    if not mounted:
+        print("skipped: cannot mount a small tmpfs here (not root); the RLIMIT_FSIZE test covers a full disk")
+        d.cleanup()
+        return
+    try:
+        d.start()
+        granted, live = fill_and_check(d, "No space left on device", False)
+        d.kill9()
+        d.start()
+        back = {x["lease"]: x["placement"] for x in status(d)["leases"]}
+        granted_ids = {g["lease"] for g in granted} | {"L%d" % (max(int(g["lease"][1:]) for g in granted) + 1)}
+        t.check(set(live) <= set(back) <= granted_ids,
+                "after kill -9 on a full disk no held lease is lost and nothing unrecorded appears "
+                "(releases that could not be recorded may come back, to be released again)",
+                f"{len(live)} live, {len(back)} back")
+        cores = [core for x in status(d)["leases"] for core in held_cores(x["placement"])]
+        t.check(len(cores) == len(set(cores)), "no core is held twice")
+    finally:
+        d.stop()
+        subprocess.run(["umount", d.state], capture_output=True)
+        d.cleanup()
+
+
 def main():
-    for fn in (test_reclaim, test_holder_gone, test_damaged_journal, test_full_disk, test_compaction_restart,
-               test_busy_crash, test_hundred_thousand):
+    for fn in (test_reclaim, test_holder_gone, test_damaged_journal, test_full_disk, test_full_tmpfs,
+               test_compaction_restart, test_busy_crash, test_hundred_thousand):
         try:
             fn()
         except Exception as e:  # noqa: BLE001
