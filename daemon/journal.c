@@ -14,8 +14,10 @@
  * JOURNAL_COMPACT_FACTOR times as many as there are live leases, so it
  * stays bounded however many grants a job makes.
  *
- * A grant that cannot be recorded is refused: nothing is handed out
- * unrecorded. A release that cannot be recorded still ends the lease (the
+ * A grant that cannot be recorded (after one try at compacting, which can
+ * make room under a per-file limit) is refused: nothing is handed out
+ * unrecorded. A failed append is cut back off, so the journal keeps whole
+ * lines. A release that cannot be recorded still ends the lease (the
  * client is done with it); the journal is then rewritten from the live
  * leases before the next grant, so the missing record cannot resurrect a
  * lease over cores granted since. Appends are not fsync'd: a crash of
@@ -156,9 +158,14 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
     struct berthd *d = arg;
     berth_error_t err;
     if (compact (d, NULL, &err) < 0) {
-        log_msg (LOG_WARNING, "compacting the journal %s: %s; it keeps "
-                 "growing, and is tried again after %d more records",
-                 d->journal_path, err.text, d->cfg.journal_records);
+        if (d->journal_dirty)
+            log_msg (LOG_WARNING, "rewriting the journal %s: %s; it lacks a "
+                     "release, so it is rewritten before the next grant",
+                     d->journal_path, err.text);
+        else
+            log_msg (LOG_WARNING, "compacting the journal %s: %s; it keeps "
+                     "growing, and is tried again after %d more records",
+                     d->journal_path, err.text, d->cfg.journal_records);
         d->journal_retry = d->journal_records + d->cfg.journal_records;
     }
 }
@@ -178,8 +185,16 @@ int journal_grant (struct berthd *d, const struct lease *ls,
     if (!rec)
         return errprintf (err, "out of memory journaling %s", ls->name);
     bool torn = false;
-    if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
-                        &torn, &why) < 0) {
+    int rc = journal_append (d->journal_fd, d->journal_path, &d->journal_size,
+                             json_incref (rec), &torn, &why);
+    /* Out of room: the journal without its released grants may be much
+     * smaller (a per-file limit, a quota); rewrite it and try once more. */
+    berth_error_t again;
+    if (rc < 0 && !torn && compact (d, ls, &again) == 0)
+        rc = journal_append (d->journal_fd, d->journal_path, &d->journal_size,
+                             json_incref (rec), &torn, &why);
+    json_decref (rec);
+    if (rc < 0) {
         if (torn)
             d->journal_dirty = true;
         return errprintf (err, "cannot record the grant of %s: %s; the grant "
@@ -203,8 +218,11 @@ int journal_release (struct berthd *d, uint64_t id, const char *reason,
     if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
                         &torn, err) < 0) {
         /* The lease ends anyway; the journal is rewritten from the live
-         * leases before anything else is granted. */
+         * leases soon (if there is room by then) and at the latest before
+         * anything else is granted. */
         d->journal_dirty = true;
+        if (d->compact_ev)
+            event_active (d->compact_ev, 0, 0);
         return errprefix (err, "L%llu ends unrecorded: ",
                           (unsigned long long) id);
     }
