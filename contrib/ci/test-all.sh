@@ -21,6 +21,12 @@ run() {  # name, build dir, compiler, meson test args, then setup options
     fi
 }
 run "gcc: all tests" "$out/gcc" gcc ""
+# (the cli suite's `install` test checks each installed file; this is the plain install)
+echo "== meson install into a scratch DESTDIR"
+dest=$(mktemp -d)
+meson install -C "$out/gcc" --destdir "$dest" --no-rebuild >"$out/install.log" 2>&1 \
+    || { echo "meson install failed (see $out/install.log)"; status=1; }
+rm -rf "$dest"
 # the Slurm suite starts real clusters: once (gcc) is enough
 BERTH_SKIP_SLURM=1 run "clang: all tests but Slurm" "$out/clang" clang ""
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
