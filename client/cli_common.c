@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "text.h"
 
 bool machine_args_option (struct machine_args *a, int c, const char *arg)
 {
@@ -132,16 +133,14 @@ int cli_split (const char *text, char sep, char ***items, int *count,
     for (;;) {
         const char *e = strchr (p, sep);
         size_t len = e ? (size_t) (e - p) : strlen (p);
-        while (len && isspace ((unsigned char) *p))
-            p++, len--;
-        while (len && isspace ((unsigned char) p[len - 1]))
-            len--;
+        const char *item_start = p;
+        text_trim_span (&item_start, &len);
         if (len == 0) {
             cli_strv_free (v, n);
             return errprintf (err, "'%s' has an empty item (separator '%c')", text, sep);
         }
         char **nv = realloc (v, (size_t) (n + 1) * sizeof (*v));
-        char *item = strndup (p, len);
+        char *item = strndup (item_start, len);
         if (!nv || !item) {
             free (item);
             cli_strv_free (nv ? nv : v, n);

@@ -8,7 +8,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "idlist.h"
+#include "idset.h"
 #include "launcher.h"
 #include "machine.h"
 #include "placement.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "text.h"
 
 #define MAX_DIGITS 9 /* numbers fit in a long everywhere */
 
@@ -148,11 +149,8 @@ int hostlist_expand (const char *text, char ***names, int *count,
                      berth_error_t *err)
 {
     struct names out = { 0 };
-    while (isspace ((unsigned char) *text))
-        text++;
     size_t len = strlen (text);
-    while (len && isspace ((unsigned char) text[len - 1]))
-        len--;
+    text_trim_span (&text, &len);
     if (len == 0)
         return errprintf (err, "host list is empty");
     char *copy = strndup (text, len);

@@ -1,5 +1,6 @@
 /* Id sets as text: ranges ("2-4,6") and hex masks ("0x3"). */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "idset.h"
+#include "text.h"
 
 #define IDSET_MAX (1 << 20)
 
@@ -59,7 +61,11 @@ static int grow (int **ids, size_t *cap, size_t need)
     return 0;
 }
 
-int idset_parse (const char *text, int **ids, int *count, berth_error_t *err)
+/* Parse "N" and "A-B" items separated by commas into *ids in the order
+ * written, repeats kept (as_set: repeats may be compacted away, so that
+ * repeated ranges cannot grow the array without bound). */
+static int parse_items (const char *text, bool as_set, int **ids, size_t *count,
+                        berth_error_t *err)
 {
     int *v = NULL;
     size_t n = 0, cap = 0;
@@ -77,10 +83,7 @@ int idset_parse (const char *text, int **ids, int *count, berth_error_t *err)
         size_t len = end ? (size_t)(end - p) : strlen (p);
         const char *s = p;
         size_t slen = len;
-        while (slen && isspace ((unsigned char)*s))
-            s++, slen--;
-        while (slen && isspace ((unsigned char)s[slen - 1]))
-            slen--;
+        text_trim_span (&s, &slen);
         const char *dash = memchr (s, '-', slen);
         int lo, hi;
         if (dash == s) {
@@ -105,9 +108,16 @@ int idset_parse (const char *text, int **ids, int *count, berth_error_t *err)
                                    "reversed; write it as %d-%d", text, (int)slen, s,
                                    hi, lo);
         }
-        /* repeated ranges must not grow without bound: compact first */
-        if (n + (size_t)(hi - lo) + 1 > 2 * ((size_t)IDSET_MAX + 1))
+        /* repeated ranges must not grow without bound: compact a set first;
+         * a list (order and repeats kept) is refused past the bound */
+        if (n + (size_t)(hi - lo) + 1 > 2 * ((size_t)IDSET_MAX + 1)) {
+            if (!as_set) {
+                free (v);
+                return errprintf_code (err, "idset", "id list \"%.40s...\" names more "
+                                       "than %d ids", text, 2 * (IDSET_MAX + 1));
+            }
             n = (size_t)sort_unique (v, (int)n);
+        }
         if (grow (&v, &cap, n + (size_t)(hi - lo) + 1) < 0) {
             free (v);
             return errprintf_code (err, "idset", "id set \"%s\": out of memory", text);
@@ -118,10 +128,34 @@ int idset_parse (const char *text, int **ids, int *count, berth_error_t *err)
             break;
         p = end + 1;
     }
-    *count = sort_unique (v, (int)n);
+    *count = n;
     *ids = v;
     return 0;
 }
+
+int idset_parse (const char *text, int **ids, int *count, berth_error_t *err)
+{
+    int *v;
+    size_t n;
+    if (parse_items (text, true, &v, &n, err) < 0)
+        return -1;
+    *count = v ? sort_unique (v, (int)n) : 0;
+    *ids = v;
+    return 0;
+}
+
+int idlist_parse (const char *text, int **ids, int *count, berth_error_t *err)
+{
+    int *v;
+    size_t n;
+    if (parse_items (text, false, &v, &n, err) < 0)
+        return -1;
+    *count = (int)n;
+    *ids = v;
+    return 0;
+}
+
+
 
 /* Appends to a bounded buffer and counts what the full text needs. */
 struct sbuf {

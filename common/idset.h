@@ -13,6 +13,11 @@
  * offending item. */
 int idset_parse (const char *text, int **ids, int *count, berth_error_t *err);
 
+/* The same grammar, but the ids stay in the order written and repeats are
+ * kept ("4-7,0-3"), so that a placement's core order is honoured and its
+ * repeats can be named by validation. */
+int idlist_parse (const char *text, int **ids, int *count, berth_error_t *err);
+
 /* Format ids (any order, repeats ignored) sorted with runs collapsed:
  * {6,2,3,4} -> "2-4,6". Returns the length that the full text needs (like
  * snprintf); the output is truncated to fit buf. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "resolve.h"
+#include "text.h"
 #include "wallclock.h"
 
 const char *adjustment_name (enum adjustment a)
@@ -27,11 +28,8 @@ static char *request_name (const char *text)
 {
     if (!text)
         return NULL;
-    while (isspace ((unsigned char) *text))
-        text++;
     size_t n = strlen (text);
-    while (n > 0 && isspace ((unsigned char) text[n - 1]))
-        n--;
+    text_trim_span (&text, &n);
     /* Job-script templates leave <<<name>>> where nothing was filled in. */
     if (n == 0 || (n >= 6 && !strncmp (text, "<<<", 3)
                    && !strncmp (text + n - 3, ">>>", 3)))

@@ -7,20 +7,9 @@
 
 #include "machine.h"
 #include "targets.h"
+#include "text.h"
 #include "wallclock.h"
 
-/* A trimmed copy of text, or NULL when it is NULL or blank (empty = unset). */
-static char *trimmed (const char *text)
-{
-    if (!text)
-        return NULL;
-    while (isspace ((unsigned char) *text))
-        text++;
-    size_t n = strlen (text);
-    while (n > 0 && isspace ((unsigned char) text[n - 1]))
-        n--;
-    return n ? strndup (text, n) : NULL;
-}
 
 static void strv_free (char **v, int n)
 {
@@ -40,7 +29,7 @@ static int split_list (const char *text, char ***items, int *count)
         const char *comma = strchr (p, ',');
         size_t len = comma ? (size_t) (comma - p) : strlen (p);
         char *raw = strndup (p, len);
-        char *item = raw ? trimmed (raw) : NULL;
+        char *item = raw ? text_trim_dup (raw) : NULL;
         free (raw);
         if (item) {
             char **nv = realloc (v, (n + 1) * sizeof (*v));
@@ -81,7 +70,7 @@ static int parallel_get (struct config *cfg, const char *compsec,
         section = compsec;
     if (config_get (cfg, section, key, &v, err) < 0)
         return -1;
-    *value = trimmed (v);
+    *value = text_trim_dup (v);
     return 0;
 }
 
@@ -142,8 +131,8 @@ int target_bins_parse (const char *section, const char *text,
         char *bound = NULL, *clock = NULL;
         if (colon) {
             *colon = '\0';
-            bound = trimmed (entries[i]);
-            clock = trimmed (colon + 1);
+            bound = text_trim_dup (entries[i]);
+            clock = text_trim_dup (colon + 1);
             *colon = ':';
         }
         if (!bound || !clock || parse_positive (bound, &b[i].bound) < 0
@@ -187,7 +176,7 @@ static int section_get (struct config *cfg, const char *section,
     const char *v;
     if (config_get (cfg, section, key, &v, err) < 0)
         return -1;
-    *value = trimmed (v);
+    *value = text_trim_dup (v);
     return 0;
 }
 
@@ -305,7 +294,7 @@ static int compiler_section (struct config *cfg, const char *compiler,
             return -1;
         compiler = v;
     }
-    if (!(name = trimmed (compiler)))
+    if (!(name = text_trim_dup (compiler)))
         return 0;
     for (char *p = name; *p; p++)
         if (*p == '-')
