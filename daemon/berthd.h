@@ -160,6 +160,8 @@ void log_msg (int prio, const char *fmt, ...)
 int server_listen (struct berthd *d, berth_error_t *err);
 void server_close (struct berthd *d);
 void conn_send (struct conn *c, json_t *msg);            /* steals msg */
+/* A line already encoded (ending with a newline): stolen, freed here. */
+void conn_send_line (struct conn *c, char *line, size_t len);
 void conn_send_error (struct conn *c, json_t *id, const char *code,
                       const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
@@ -207,11 +209,27 @@ json_t *status_daemon (struct berthd *d);
 json_t *resources_lease (struct berthd *d, const struct lease *ls);
 json_t *resources_allocation (struct berthd *d);
 
+/* lease_text.c: a grant's lease object encoded once, spliced into the
+ * reply, the granted event and the journal record. */
+struct lease_text {
+    char *body;                   /* the lease object, without "env" */
+    size_t len;
+    char *env;                    /* the "env" object; NULL: none */
+    size_t envlen;
+    char time[40];                /* the grant time as a JSON real */
+};
+int lease_text_build (const struct lease *ls, struct lease_text *t);
+void lease_text_free (struct lease_text *t);
+char *lease_text_line (const struct lease_text *t, const char *head,
+                       bool with_env, const char *tail, size_t *len);
+void json_real_text (double v, char *buf, size_t size);
+
 /* events.c */
 int events_open (struct berthd *d, berth_error_t *err);
 void events_reopen (struct berthd *d);
 void events_close (struct berthd *d);
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
+void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
 int events_history (struct berthd *d, struct conn *c);
 
 /* journal.c: grants and releases, replayed after a crash. Build the ledgers
@@ -220,7 +238,7 @@ int events_history (struct berthd *d, struct conn *c);
 int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
 int journal_grant (struct berthd *d, const struct lease *ls,
-                   berth_error_t *err);
+                   const struct lease_text *t, berth_error_t *err);
 int journal_release (struct berthd *d, uint64_t id, const char *reason,
                      berth_error_t *err);
 void journal_close (struct berthd *d);

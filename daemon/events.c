@@ -65,12 +65,17 @@ void events_close (struct berthd *d)
 void events_emit (struct berthd *d, json_t *ev)
 {
     char *line = ev ? proto_line (ev) : NULL;
-    if (!line) {
-        json_decref (ev);
+    json_decref (ev);
+    if (line)
+        events_emit_line (d, line, strlen (line));
+}
+
+void events_emit_line (struct berthd *d, char *line, size_t len)
+{
+    if (!line)
         return;
-    }
     if (d->events_fd >= 0) {
-        size_t len = strlen (line), off = 0;
+        size_t off = 0;
         while (off < len) {
             ssize_t w = write (d->events_fd, line + off, len - off);
             if (w < 0 && errno == EINTR)
@@ -83,11 +88,14 @@ void events_emit (struct berthd *d, json_t *ev)
             off += (size_t) w;
         }
     }
-    free (line);
     for (struct conn *c = d->nwatchers ? d->conns : NULL; c; c = c->next)
-        if (c->watching && !c->dead)
-            conn_send (c, json_incref (ev));
-    json_decref (ev);
+        if (c->watching && !c->dead) {
+            char *copy = malloc (len);
+            if (copy)
+                memcpy (copy, line, len);
+            conn_send_line (c, copy, len);
+        }
+    free (line);
 }
 
 /* What this run has logged so far, straight from the file. */

@@ -26,42 +26,37 @@ static void journal_path (const struct berthd *d, char *buf, size_t size,
     snprintf (buf, size, "%s/journal.jsonl%s", d->state_dir, suffix);
 }
 
+static int write_text (struct berthd *d, const char *line, size_t len,
+                       berth_error_t *err)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write (d->journal_fd, line + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return errprintf (err, "writing the journal in %s: %s; the "
+                              "grant is refused", d->state_dir,
+                              strerror (errno));
+        off += (size_t) w;
+    }
+    return 0;
+}
+
 static int write_line (struct berthd *d, json_t *rec, berth_error_t *err)
 {
     char *line = rec ? proto_line (rec) : NULL;
     json_decref (rec);
     if (!line)
         return errprintf (err, "out of memory writing the journal");
-    size_t len = strlen (line), off = 0;
-    while (off < len) {
-        ssize_t w = write (d->journal_fd, line + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            free (line);
-            return errprintf (err, "writing the journal in %s: %s; the "
-                              "grant is refused", d->state_dir,
-                              strerror (errno));
-        }
-        off += (size_t) w;
-    }
+    int rc = write_text (d, line, strlen (line), err);
     free (line);
-    return 0;
+    return rc;
 }
 
 static const char *layout_name (enum ledger_layout l)
 {
     return l == LEDGER_SCHEDULER ? "scheduler" : "cpu_binding";
-}
-
-static json_t *shape_json (const struct step_shape *s)
-{
-    return json_pack ("{s:b s:i s:i s:i s:i s:I s:I s:b s:b}", "mpi", s->mpi,
-                      "ntasks", s->ntasks, "cpus_per_task", s->cpus_per_task,
-                      "cores", s->cores, "gpus", s->gpus,
-                      "memory", (json_int_t) s->memory,
-                      "budget", (json_int_t) s->budget,
-                      "may_span", s->may_span, "local", s->local);
 }
 
 static int shape_parse (json_t *o, struct step_shape *s)
@@ -82,28 +77,35 @@ static int shape_parse (json_t *o, struct step_shape *s)
     return 0;
 }
 
+/* The record restore and replay read (shape_parse, restore): written
+ * directly around the lease text the reply and the event use too. */
 int journal_grant (struct berthd *d, const struct lease *ls,
-                   berth_error_t *err)
+                   const struct lease_text *t, berth_error_t *err)
 {
-    struct proto_lease pl;
-    lease_to_proto (ls, true, &pl);
-    json_t *lj = proto_lease_json (&pl);
-    json_t *rec = lj ? json_pack ("{s:s s:I s:f s:o s:s s:b s:o s:i s:i s:i "
-                                  "s:o}", "op", "grant",
-                                  "id", (json_int_t) ls->id, "time", ls->granted,
-                                  "shape", shape_json (&ls->shape),
-                                  "layout", layout_name (ls->layout),
-                                  "detached", ls->detached,
-                                  "expires", ls->expires >= 0
-                                             ? json_real (ls->expires)
-                                             : json_null (),
-                                  "owner", (int) ls->owner_pid,
-                                  "peer_pid", (int) ls->peer_pid,
-                                  "uid", (int) ls->uid, "lease", lj)
-                     : NULL;
-    if (!rec)
+    const struct step_shape *s = &ls->shape;
+    char head[1024], expires[40] = "null";
+    if (ls->expires >= 0)
+        json_real_text (ls->expires, expires, sizeof (expires));
+#define B(x) ((x) ? "true" : "false")
+    snprintf (head, sizeof (head), "{\"op\":\"grant\",\"id\":%llu,\"time\":%s,"
+              "\"shape\":{\"mpi\":%s,\"ntasks\":%d,\"cpus_per_task\":%d,"
+              "\"cores\":%d,\"gpus\":%d,\"memory\":%lld,\"budget\":%lld,"
+              "\"may_span\":%s,\"local\":%s},\"layout\":\"%s\","
+              "\"detached\":%s,\"expires\":%s,\"owner\":%d,\"peer_pid\":%d,"
+              "\"uid\":%d,\"lease\":{", (unsigned long long) ls->id, t->time,
+              B (s->mpi), s->ntasks, s->cpus_per_task, s->cores, s->gpus,
+              (long long) s->memory, (long long) s->budget, B (s->may_span),
+              B (s->local), layout_name (ls->layout), B (ls->detached),
+              expires, (int) ls->owner_pid, (int) ls->peer_pid,
+              (int) ls->uid);
+#undef B
+    size_t len;
+    char *line = lease_text_line (t, head, true, "}}", &len);
+    if (!line)
         return errprintf (err, "out of memory journaling %s", ls->name);
-    return write_line (d, rec, err);
+    int rc = write_text (d, line, len, err);
+    free (line);
+    return rc;
 }
 
 int journal_release (struct berthd *d, uint64_t id, const char *reason,
@@ -111,9 +113,16 @@ int journal_release (struct berthd *d, uint64_t id, const char *reason,
 {
     if (d->journal_fd < 0)
         return 0;
-    return write_line (d, json_pack ("{s:s s:I s:f s:s}", "op", "release",
-                                     "id", (json_int_t) id, "time", now_wall (),
-                                     "reason", reason), err);
+    char line[256], t[40];
+    json_real_text (now_wall (), t, sizeof (t));
+    /* reason is one of berthd's own words: nothing to escape */
+    int n = snprintf (line, sizeof (line), "{\"op\":\"release\",\"id\":%llu,"
+                      "\"time\":%s,\"reason\":\"%s\"}\n",
+                      (unsigned long long) id, t, reason);
+    if (n < 0 || (size_t) n >= sizeof (line))
+        return errprintf (err, "journaling the release of L%llu: reason too "
+                          "long", (unsigned long long) id);
+    return write_text (d, line, (size_t) n, err);
 }
 
 void journal_close (struct berthd *d)

@@ -397,7 +397,14 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                         "lease");
         goto fail;
     }
-    if (journal_grant (d, ls, err) < 0) {
+    struct lease_text lt;
+    if (lease_text_build (ls, &lt) < 0) {
+        errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory encoding %s",
+                        ls->name);
+        goto fail;
+    }
+    if (journal_grant (d, ls, &lt, err) < 0) {
+        lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
         goto fail;
     }
@@ -408,11 +415,20 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         || (owner = lease_watch_owner (d, ls)) < 0)
         log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
                  "only by release", ls->name);
-    struct proto_lease pl;
-    lease_to_proto (ls, p->acq.env, &pl);
-    conn_send (p->conn, proto_acquire_reply (p->id, &pl));
-    lease_to_proto (ls, false, &pl);
-    events_emit (d, proto_event_granted (ls->granted, &pl));
+    /* the reply: {"id": ..., "ok": true, <the lease's members>} */
+    char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
+    char head[384], evhead[96];
+    size_t len = 0;
+    snprintf (head, sizeof (head), "{\"id\":%s,\"ok\":true,",
+              idtext ? idtext : "null");
+    free (idtext);
+    char *reply = lease_text_line (&lt, head, p->acq.env, "}", &len);
+    conn_send_line (p->conn, reply, len);
+    snprintf (evhead, sizeof (evhead), "{\"event\":\"granted\",\"time\":%s,",
+              lt.time);
+    char *ev = lease_text_line (&lt, evhead, false, "}", &len);
+    events_emit_line (d, ev, ev ? len : 0);
+    lease_text_free (&lt);
     notify_status_soon (d);
     if (owner == 1)       /* exited between the request and the grant */
         lease_end (d, ls, "owner_exited");

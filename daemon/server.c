@@ -79,6 +79,11 @@ void conn_send (struct conn *c, json_t *msg)
 {
     char *line = msg ? proto_line (msg) : NULL;
     json_decref (msg);
+    conn_send_line (c, line, line ? strlen (line) : 0);
+}
+
+void conn_send_line (struct conn *c, char *line, size_t len)
+{
     if (c->dead) {
         free (line);
         return;
@@ -90,7 +95,6 @@ void conn_send (struct conn *c, json_t *msg)
         conn_kill (c);
         return;
     }
-    size_t len = strlen (line);
     if (evbuffer_get_length (out) + len > MAX_OUTPUT) {
         log_msg (LOG_WARNING, "connection %llu (pid %d) reads too slowly: "
                  "%zu bytes unsent; closing it", (unsigned long long) c->serial,

@@ -349,13 +349,16 @@ int main (int argc, char **argv)
     long grants = (long) runs * (pairs + pairs / 10);
 
     /* 2 */
-    double tput[8], worst[8], lat50[8], lat99[8];
+    double tput[8], worst[8], lat50[8], lat99[8], dcpu[8], ccpu[8];
     for (int i = 0; i < runs; i++) {
         struct load ld;
         load_open (&ld, d.socket, nconc, depth, 2000000);
+        double c0 = bench_proc_cpu (d.pid), s0 = bench_proc_cpu (getpid ());
         double t0 = bench_now ();
         load_run (&ld, seconds);
         double el = bench_now () - t0;
+        dcpu[i] = (bench_proc_cpu (d.pid) - c0) / (double) ld.ops * 1e6;
+        ccpu[i] = (bench_proc_cpu (getpid ()) - s0) / (double) ld.ops * 1e6;
         if (ld.errors)
             bench_die ("%ld operations failed", ld.errors);
         tput[i] = (double) ld.ops / el;
@@ -370,6 +373,7 @@ int main (int argc, char **argv)
         if (worst[i] > slowest)
             slowest = worst[i];
     double olat50 = bench_median (lat50, runs), olat99 = bench_median (lat99, runs);
+    double dcpu_op = bench_median (dcpu, runs), ccpu_op = bench_median (ccpu, runs);
 
     /* 3: the grants so far are behind the daemon; make them 100,000 */
     struct load more;
@@ -399,6 +403,9 @@ int main (int argc, char **argv)
     printf ("  %d clients, %d pipelined each: %.0f ops/s, slowest op %.2f ms "
             "(p50 %.0f us, p99 %.0f us)   targets: >= 100000 ops/s, none over "
             "5 ms\n", nconc, depth, ops, slowest, olat50, olat99);
+    printf ("    CPU per operation: berthd %.2f us, load generator %.2f us "
+            "(one core each would allow %.0f ops/s)\n", dcpu_op, ccpu_op,
+            1e6 / (dcpu_op > ccpu_op ? dcpu_op : ccpu_op));
     printf ("  %d clients each holding a lease (all granted in %.2f s), %ld "
             "grants behind it: RSS %.1f MiB (peak %.1f, at start %.1f)   "
             "target: < 64 MiB\n", nhold, hold_s, grants, rss / 1024.0,
@@ -407,7 +414,7 @@ int main (int argc, char **argv)
             busy.pair_p50);
     bench_write_json (a.json, json_pack (
         "{s:s s:b s:i s:i s:{s:i s:f s:f s:f s:f s:f} "
-        "s:{s:i s:i s:f s:f s:f s:f s:f} "
+        "s:{s:i s:i s:f s:f s:f s:f s:f s:f s:f} "
         "s:{s:i s:I s:f s:f s:f s:f s:f} s:{s:b s:b s:b s:b}}",
         "benchmark", "socket", "quick", a.quick, "runs", runs, "nodes", NODES,
         "one_client", "pairs", pairs, "pair_p50_us", rtt50, "pair_p99_us",
@@ -415,7 +422,8 @@ int main (int argc, char **argv)
         "release_p50_us", rel50,
         "concurrent", "clients", nconc, "depth", depth, "seconds", seconds,
         "ops_per_s", ops, "slowest_ms", slowest, "p50_us", olat50, "p99_us",
-        olat99,
+        olat99, "berthd_cpu_us_per_op", dcpu_op, "client_cpu_us_per_op",
+        ccpu_op,
         "held", "clients", nhold, "grants_behind", (json_int_t) grants,
         "rss_mib", rss / 1024.0, "peak_rss_mib", hwm / 1024.0,
         "start_rss_mib", rss0 / 1024.0, "grant_all_s", hold_s,

@@ -122,6 +122,26 @@ static inline long bench_proc_kib (pid_t pid, const char *field)
     return v;
 }
 
+/* CPU seconds (user + system) a process has used so far; -1 unreadable. */
+static inline double bench_proc_cpu (pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf (path, sizeof (path), "/proc/%d/stat", (int) pid);
+    FILE *f = fopen (path, "r");
+    size_t n = f ? fread (buf, 1, sizeof (buf) - 1, f) : 0;
+    if (f)
+        fclose (f);
+    buf[n] = '\0';
+    char *p = strrchr (buf, ')');
+    unsigned long ut, st;
+    /* after the command: state ppid pgrp session tty tpgid flags minflt
+     * cminflt majflt cmajflt utime stime */
+    if (!p || sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                      "%lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double) (ut + st) / (double) sysconf (_SC_CLK_TCK);
+}
+
 static inline void bench_write_json (const char *path, json_t *doc)
 {
     if (path && json_dump_file (doc, path, JSON_INDENT (2) | JSON_SORT_KEYS))
