@@ -43,17 +43,6 @@ static int write_text (struct berthd *d, const char *line, size_t len,
     return 0;
 }
 
-static int write_line (struct berthd *d, json_t *rec, berth_error_t *err)
-{
-    char *line = rec ? proto_line (rec) : NULL;
-    json_decref (rec);
-    if (!line)
-        return errprintf (err, "out of memory writing the journal");
-    int rc = write_text (d, line, strlen (line), err);
-    free (line);
-    return rc;
-}
-
 static const char *layout_name (enum ledger_layout l)
 {
     return l == LEDGER_SCHEDULER ? "scheduler" : "cpu_binding";
@@ -209,28 +198,64 @@ static int specs_from_start (json_t *start, const struct allocation *a,
     return 0;
 }
 
-static json_t *start_record (const struct berthd *d, const struct specs *s)
+/* A string as JSON text onto f: names are plain as a rule, and only the
+ * others go through jansson's escaping. */
+static int put_json_string (FILE *f, const char *v)
 {
-    json_t *nodes = json_array ();
-    for (int i = 0; nodes && i < s->n; i++) {
-        char *ids = malloc ((size_t) s->v[i].ncores * 9 + 1);
-        if (!ids || idset_format (s->v[i].cores, s->v[i].ncores, ids,
-                                  (size_t) s->v[i].ncores * 9 + 1) < 0
-            || json_array_append_new (nodes, json_pack (
-                   "{s:s s:s s:i s:I}", "name", s->v[i].name, "cores", ids,
-                   "gpus", s->v[i].gpus, "memory",
-                   (json_int_t) s->v[i].memory)) < 0) {
+    if (!v)
+        return fputs ("null", f) < 0 ? -1 : 0;
+    if (strspn (v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                   "0123456789-_.:+@/") == strlen (v))
+        return fprintf (f, "\"%s\"", v) < 0 ? -1 : 0;
+    json_t *j = json_string (v);
+    char *t = j ? json_dumps (j, JSON_ENCODE_ANY) : NULL;
+    json_decref (j);
+    int rc = t && fputs (t, f) >= 0 ? 0 : -1;
+    free (t);
+    return rc;
+}
+
+/* The first line: the ledger's nodes as built. Written as text (10,000
+ * nodes must not cost a start-up its budget); a node's id set is formatted
+ * once for a run of nodes alike. */
+static char *start_line (const struct berthd *d, const struct specs *s)
+{
+    char *buf = NULL, *ids = NULL, t[40];
+    size_t size = 0;
+    FILE *f = open_memstream (&buf, &size);
+    if (!f)
+        return NULL;
+    json_real_text (now_wall (), t, sizeof (t));
+    int rc = fprintf (f, "{\"op\":\"start\",\"time\":%s,\"pid\":%d,\"job\":", t,
+                      (int) getpid ()) < 0 ? -1 : 0;
+    rc |= put_json_string (f, d->alloc->job_id);
+    rc |= fprintf (f, ",\"local_node\":%d,\"nodes\":[", s->local) < 0;
+    for (int i = 0; rc == 0 && i < s->n; i++) {
+        const struct ledger_node_spec *v = &s->v[i];
+        bool alike = i > 0 && ids && v->ncores == s->v[i - 1].ncores
+                     && !memcmp (v->cores, s->v[i - 1].cores,
+                                 (size_t) v->ncores * sizeof (int));
+        if (!alike) {
             free (ids);
-            json_decref (nodes);
-            return NULL;
+            ids = malloc ((size_t) v->ncores * 9 + 1);
+            if (!ids || idset_format (v->cores, v->ncores, ids,
+                                      (size_t) v->ncores * 9 + 1) < 0) {
+                rc = -1;
+                break;
+            }
         }
-        free (ids);
+        rc |= fprintf (f, "%s{\"name\":", i ? "," : "") < 0;
+        rc |= put_json_string (f, v->name);
+        rc |= fprintf (f, ",\"cores\":\"%s\",\"gpus\":%d,\"memory\":%lld}", ids,
+                       v->gpus, (long long) v->memory) < 0;
     }
-    return nodes ? json_pack ("{s:s s:f s:i s:s? s:i s:o}", "op", "start",
-                              "time", now_wall (), "pid", (int) getpid (),
-                              "job", d->alloc->job_id, "local_node", s->local,
-                              "nodes", nodes)
-                 : NULL;
+    rc |= fputs ("]}\n", f) < 0;
+    free (ids);
+    if (fclose (f) != 0 || rc) {
+        free (buf);
+        return NULL;
+    }
+    return buf;
 }
 
 /* ---- reading ---- */
@@ -403,8 +428,15 @@ int journal_open_ledger (struct berthd *d, berth_error_t *err)
                    "%s", path, strerror (errno));
         goto done;
     }
-    if (!recs && write_line (d, start_record (d, &s), err) < 0)
-        goto done;
+    if (!recs) {
+        char *line = start_line (d, &s);
+        rc = line ? write_text (d, line, strlen (line), err)
+                  : errprintf (err, "out of memory writing the journal");
+        free (line);
+        if (rc < 0)
+            goto done;
+        rc = -1;
+    }
     d->journal_live = live;
     live = NULL;
     rc = 0;

@@ -270,6 +270,15 @@ static int check_spec (const struct ledger_node_spec *s, int i,
     return 0;
 }
 
+/* The same usable core ids as the node before (checked and set once). */
+static bool same_cores (const struct ledger_node_spec *a,
+                        const struct ledger_node_spec *b)
+{
+    return a->ncores == b->ncores && a->ncores > 0 && a->cores && b->cores
+           && (a->cores == b->cores
+               || !memcmp (a->cores, b->cores, a->ncores * sizeof (int)));
+}
+
 static int by_name (const void *a, const void *b)
 {
     return strcmp (*(char *const *) a, *(char *const *) b);
@@ -307,6 +316,11 @@ struct ledger *ledger_create (const struct ledger_node_spec *nodes,
     }
     int maxid = 0;
     for (int i = 0; i < nnodes; i++) {
+        /* Nodes alike (the usual case) are checked once. */
+        if (i > 0 && same_cores (&nodes[i], &nodes[i - 1])
+            && nodes[i].name && *nodes[i].name && nodes[i].gpus >= 0
+            && nodes[i].gpus <= MAX_GPUS && nodes[i].memory >= -1)
+            continue;
         if (check_spec (&nodes[i], i, err) < 0)
             return NULL;
         for (int j = 0; j < nodes[i].ncores; j++)
@@ -342,7 +356,11 @@ struct ledger *ledger_create (const struct ledger_node_spec *nodes,
             goto nomem;
         nd->usable = l->bits + (size_t) i * 2 * l->W;
         nd->free = nd->usable + l->W;
-        for (int j = 0; j < nodes[i].ncores; j++) {
+        bool alike = i > 0 && same_cores (&nodes[i], &nodes[i - 1]);
+        if (alike)
+            memcpy (nd->usable, l->nodes[i - 1].usable,
+                    l->W * sizeof (uint64_t));
+        for (int j = 0; j < nodes[i].ncores && !alike; j++) {
             int id = nodes[i].cores[j];
             if (nd->usable[id >> 6] & bit (id)) {
                 errprintf (err, "node %s lists core id %d twice", nd->name,
