@@ -18,6 +18,7 @@
 #include "error.h"
 #include "idmap.h"
 #include "launcher.h"
+#include "lease_text.h"
 #include "ledger.h"
 #include "machine.h"
 #include "render.h"
@@ -79,6 +80,8 @@ struct berthd {
     char state_dir[PATH_MAX];
 
     int events_fd, journal_fd;
+    struct evbuffer *events_buf;  /* events not yet in the log */
+    struct event *events_ev;      /* writes them out soon */
     json_t *journal_live;         /* grant records to restore at start */
     off_t events_start;           /* where this run's events begin */
 
@@ -100,6 +103,7 @@ struct conn {
     uid_t uid;
     bool dead;                    /* to be freed from the deferred event */
     bool closing;                 /* read no more; free once written */
+    bool processing;              /* conn_process is reading its lines */
     bool watching;
     struct pending *pending;      /* the request this connection waits on */
     struct lease *leases;         /* its connection-bound leases */
@@ -209,25 +213,11 @@ json_t *status_daemon (struct berthd *d);
 json_t *resources_lease (struct berthd *d, const struct lease *ls);
 json_t *resources_allocation (struct berthd *d);
 
-/* lease_text.c: a grant's lease object encoded once, spliced into the
- * reply, the granted event and the journal record. */
-struct lease_text {
-    char *body;                   /* the lease object, without "env" */
-    size_t len;
-    char *env;                    /* the "env" object; NULL: none */
-    size_t envlen;
-    char time[40];                /* the grant time as a JSON real */
-};
-int lease_text_build (const struct lease *ls, struct lease_text *t);
-void lease_text_free (struct lease_text *t);
-char *lease_text_line (const struct lease_text *t, const char *head,
-                       bool with_env, const char *tail, size_t *len);
-void json_real_text (double v, char *buf, size_t size);
-
 /* events.c */
 int events_open (struct berthd *d, berth_error_t *err);
 void events_reopen (struct berthd *d);
 void events_close (struct berthd *d);
+void events_flush (struct berthd *d);     /* the log up to date, now */
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
 void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
 int events_history (struct berthd *d, struct conn *c);

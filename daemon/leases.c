@@ -398,7 +398,11 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         goto fail;
     }
     struct lease_text lt;
-    if (lease_text_build (ls, &lt) < 0) {
+    struct proto_lease pl;
+    lease_to_proto (ls, false, &pl);
+    pl.env = ls->env;             /* kept apart, for where it is asked */
+    pl.nenv = ls->nenv;
+    if (lease_text_build (&pl, &lt) < 0) {
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory encoding %s",
                         ls->name);
         goto fail;
@@ -449,8 +453,14 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason)
         log_msg (LOG_ERR, "releasing %s: %s", ls->name, err.text);
     if (journal_release (d, ls->id, reason, &err) < 0)
         log_msg (LOG_ERR, "%s", err.text);
-    events_emit (d, proto_event_released (now_wall (), ls->name, ls->label,
-                                          reason));
+    size_t len = 0;
+    char *ev = released_event_line (now_wall (), ls->name, ls->label, reason,
+                                    &len);
+    if (ev)
+        events_emit_line (d, ev, len);
+    else
+        events_emit (d, proto_event_released (now_wall (), ls->name,
+                                              ls->label, reason));
     lease_free (d, ls);
     queue_schedule_soon (d);
     notify_status_soon (d);
@@ -564,5 +574,10 @@ void handle_release (struct conn *c, struct proto_request *req)
     char id[sizeof (ls->name)];
     snprintf (id, sizeof (id), "%s", ls->name);
     lease_end (d, ls, "released");
-    conn_send (c, proto_release_reply (req->id, id));
+    size_t len = 0;
+    char *line = release_reply_line (req->id, id, &len);
+    if (line)
+        conn_send_line (c, line, len);
+    else
+        conn_send (c, proto_release_reply (req->id, id));
 }

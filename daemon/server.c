@@ -62,8 +62,26 @@ void conn_kill (struct conn *c)
 
 void conn_resume (struct conn *c)
 {
-    if (!c->dead)
+    /* conn_process goes on by itself when it is the one answering */
+    if (!c->dead && !c->processing)
         event_active (c->deferred, 0, 0);
+}
+
+/* Write the replies now, while the client waits for them, instead of on
+ * the next turn of the loop (what cannot be written now is left to the
+ * bufferevent). Everything a reply speaks of is journaled before it is
+ * queued, so it may leave at once. */
+static void conn_write_now (struct conn *c)
+{
+    struct evbuffer *out = bufferevent_get_output (c->bev);
+    evutil_socket_t fd = bufferevent_getfd (c->bev);
+    if (c->dead || fd < 0 || evbuffer_get_length (out) == 0)
+        return;
+    /* the bufferevent holds the draining end; take it for this write */
+    evbuffer_unfreeze (out, 1);
+    while (evbuffer_get_length (out) > 0 && evbuffer_write (out, fd) > 0)
+        ;
+    evbuffer_freeze (out, 1);
 }
 
 /* Read nothing more; close once what is queued has been written. */
@@ -130,9 +148,19 @@ static void too_large (struct conn *c, size_t have)
     conn_close_after_write (c);
 }
 
+static void conn_process_lines (struct conn *c);
+
 /* Serve the complete lines in the input buffer, in order, until one has to
- * wait. */
+ * wait; then send what they were answered. */
 static void conn_process (struct conn *c)
+{
+    c->processing = true;
+    conn_process_lines (c);
+    c->processing = false;
+    conn_write_now (c);
+}
+
+static void conn_process_lines (struct conn *c)
 {
     struct evbuffer *in = bufferevent_get_input (c->bev);
     while (!c->dead && !c->closing && !c->pending && !c->d->stopping) {
