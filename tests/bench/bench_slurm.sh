@@ -27,7 +27,7 @@ cluster=${BERTH_LOCAL_CLUSTER:-$(readlink -f "$here/../../../shared/slurm/local-
 [[ -f $cluster ]] || { echo "bench_slurm: no local-cluster.sh (set BERTH_LOCAL_CLUSTER)" >&2; exit 1; }
 command -v parallel >/dev/null || { echo "bench_slurm: GNU parallel is not installed" >&2; exit 1; }
 if [[ $quick == 1 ]]; then steps=24 step_s=0.1; else steps=200 step_s=0.2; fi
-cpus=${BENCH_SLURM_CPUS:-4}
+cpus=${BENCH_SLURM_CPUS:-2}
 jobs=$((cpus * 4))
 
 t=$(mktemp -d /tmp/berth-bench-slurm.XXXXXX); chmod 755 "$t"
