@@ -22,6 +22,8 @@ static const struct subcommand subcommands[] = {
     { "status", cmd_status, "berthd's nodes, leases and queue" },
     { "shutdown", cmd_shutdown, "stop berthd (drain or force) and wait until it has" },
     { "verify", cmd_verify, "report what this rank was given (run inside a step)" },
+    { "size", cmd_size, "GPUs or cores for a step from its cell count" },
+    { "report", cmd_report, "a run's figures and timeline picture from berthd's events log" },
 };
 
 int cli_fail (int status, const char *cmd, const char *fmt, ...)

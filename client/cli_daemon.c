@@ -1,5 +1,8 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "cli_daemon.h"
 #include "commands.h"
@@ -35,4 +38,15 @@ void cli_shell_word (FILE *f, const char *text)
         else
             fputc (*p, f);
     fputc ('\'', f);
+}
+
+void cli_lease_warning (const char *cmd, const berth_lease_t *l)
+{
+    char *text = berth_lease_json (l);
+    json_t *o = text ? json_loads (text, 0, NULL) : NULL;
+    const char *w = json_string_value (json_object_get (o, "warning"));
+    if (w)
+        fprintf (stderr, "berth %s: warning: %s\n", cmd, w);
+    json_decref (o);
+    free (text);
 }

@@ -12,6 +12,11 @@ berth_client_t *cli_connect (const char *cmd, const char *socket);
 /* Print "berth CMD: MESSAGE (CODE)" to stderr; returns 1. */
 int cli_daemon_fail (const char *cmd, const berth_client_error_t *err);
 
+/* Print the grant's warning, when berthd gave one (a duration that runs
+ * past the job's end under --deadline-policy warn), as "berth CMD: warning:
+ * ..." on stderr. */
+void cli_lease_warning (const char *cmd, const berth_lease_t *l);
+
 /* Print text for a POSIX shell, single-quoted where needed. */
 void cli_shell_word (FILE *f, const char *text);
 

@@ -26,6 +26,7 @@ static void usage (FILE *f)
     fprintf (f,
 "Lease:\n"
 "  --detach                 accepted for clarity: every lease taken here is\n"
+"                           detached\n"
 "  --ttl SECONDS            end the lease after this long\n"
 "  --owner-pid PID          end the lease when process PID exits (e.g. $$)\n"
 "  --no-wait                refuse at once (busy) when it does not fit now\n"
@@ -151,8 +152,10 @@ int cmd_acquire (int argc, char **argv)
         rc = cli_daemon_fail ("acquire", &err);
     else if (!c)
         rc = 1;
-    else
+    else {
+        cli_lease_warning ("acquire", l);
         rc = print_lease (l, json, env);
+    }
     berth_lease_free (l);
     berth_close (c);
     berth_request_free (r);

@@ -13,12 +13,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "affinity.h"
 #include "cli_daemon.h"
 #include "commands.h"
-#include "gpus.h"
 #include "idset.h"
 #include "request_options.h"
 #include "topology.h"
@@ -124,25 +124,9 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
 static int step_environment (const berth_lease_t *l, const struct run_args *a)
 {
     berth_client_error_t err;
-    if (a->local) {
-        /* Only berthd's env_delta or the hardware say this is a GPU node: the
-         * CLI loads no machine config. */
-        struct gpu_facts facts = { 0 };
-        int nids;
-        const int *ids = berth_lease_gpu_ids (l, &nids);
-        if (gpus_detect (NULL, NULL, &facts, NULL) == 0) {
-            const char *var = gpus_visible_devices_var (facts.vendor);
-            if (var && ids) {
-                char buf[4096] = "";
-                size_t len = 0;
-                for (int i = 0; i < nids && len < sizeof (buf) - 16; i++)
-                    len += (size_t) snprintf (buf + len, sizeof (buf) - len, "%s%d",
-                                              i ? "," : "", ids[i]);
-                setenv (var, buf, 1);
-            }
-            gpu_facts_free (&facts);
-        }
-    }
+    /* For a local step on a GPU node berthd's env_delta sets the vendor's
+     * visible-devices variable to exactly its GPUs (PROTOCOL.md): the CLI
+     * loads no machine config to know the vendor. */
     if (berth_launch_apply_env (berth_lease_launch (l), &err) < 0)
         return cli_daemon_fail ("run", &err);
     for (int i = 0; i < berth_lease_nenv (l); i++)
@@ -254,6 +238,30 @@ static int run_step (char *const *argv, const cpu_set_t *cpus)
     return WEXITSTATUS (status);
 }
 
+/* srun returns before Slurm has freed the step on every node (each node's
+ * slurmstepd reports on its own; measured 5-8 ms late on 22.05, more on
+ * multi-node steps), so cores released at once can be granted to a step that
+ * srun then holds back with "step creation temporarily disabled". Waiting a
+ * moment keeps the waiting in berthd. BERTH_SRUN_SETTLE_MS overrides. */
+static void srun_settle (char *const *argv, int nnodes)
+{
+    const char *base = strrchr (argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    if (strcmp (base, "srun") != 0)
+        return;
+    long ms = nnodes > 1 ? 250 : 100;
+    const char *env = getenv ("BERTH_SRUN_SETTLE_MS");
+    if (env && *env) {
+        char *end;
+        long v = strtol (env, &end, 10);
+        if (!*end && v >= 0 && v <= 10000)
+            ms = v;
+    }
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
 int cmd_run (int argc, char **argv)
 {
     berth_client_error_t err;
@@ -285,6 +293,7 @@ int cmd_run (int argc, char **argv)
         return rc;
     }
 
+    cli_lease_warning ("run", l);
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
     if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
@@ -299,7 +308,10 @@ int cmd_run (int argc, char **argv)
             describe (l, step_argv);
         rc = run_step (step_argv, a.local ? &cpus : NULL);
     }
-    if (berth_release (c, berth_lease_id (l), &err) < 0)
+    if (!a.local)
+        srun_settle (step_argv, berth_lease_nnodes (l));
+    /* A closed connection has ended the lease already (it is bound to it). */
+    if (berth_release (c, berth_lease_id (l), &err) < 0 && strcmp (err.code, BERTH_ERR_CLOSED))
         cli_fail (rc, "run", "could not release lease %s: %s: %s (it ends as this "
                   "command exits)", berth_lease_id (l), err.code, err.message);
     berth_lease_free (l);

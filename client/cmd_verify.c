@@ -100,7 +100,12 @@ static json_t *report (const char *sysfs_root, berth_error_t *err)
 {
     char host[256] = "", threads_text[4096], cores_text[4096];
     int *threads = NULL, nthreads = 0, *cores = NULL, ncores = 0;
-    if (gethostname (host, sizeof (host) - 1) < 0)
+    /* Slurm's name for this node: several slurmd may share one host (the
+     * local test cluster), and the placement names Slurm nodes */
+    const char *slurm_node = getenv ("SLURMD_NODENAME");
+    if (slurm_node && *slurm_node)
+        snprintf (host, sizeof (host), "%s", slurm_node);
+    else if (gethostname (host, sizeof (host) - 1) < 0)
         snprintf (host, sizeof (host), "unknown");
     if (topology_affinity_ids (&threads, &nthreads, err) < 0
         || topology_physical_cores (sysfs_root, threads, nthreads, &cores, &ncores, err) < 0) {

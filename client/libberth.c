@@ -3,7 +3,6 @@
  * its reply comes; events that arrive meanwhile wait for berth_next_event. */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -214,7 +213,7 @@ static int read_message (berth_client_t *c, double deadline, json_t **msg,
             if (left <= 0)
                 return 0;
             struct pollfd p = { .fd = c->fd, .events = POLLIN };
-            int ms = left > 1e6 ? 1000000000 : (int) ceil (left * 1000);
+            int ms = left > 1e6 ? 1000000000 : (int) (left * 1000) + 1;   /* round up */
             int n = poll (&p, 1, ms);
             if (n < 0 && errno != EINTR)
                 return client_errorf (err, BERTH_ERR_SYSTEM, "poll: %s", strerror (errno));
@@ -444,12 +443,18 @@ char *berth_resources (berth_client_t *c, const char *lease, berth_client_error_
 
 char *berth_status (berth_client_t *c, berth_client_error_t *err)
 {
+    return berth_status_ex (c, 0, err);
+}
+
+char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
+{
     if (!c) {
         client_errorf (err, BERTH_ERR_USAGE, "berth_status: no client");
         return NULL;
     }
     struct proto_request req;
     proto_request_init (&req, PROTO_STATUS);
+    req.status.time_left = (flags & BERTH_STATUS_TIME_LEFT) != 0;
     json_t *reply = transact (c, &req, err);
     char *s = reply ? reply_body_text (reply, err) : NULL;
     json_decref (reply);
@@ -548,9 +553,11 @@ int berth_shutdown (berth_client_t *c, enum berth_shutdown_mode mode, double wai
     proto_request_init (&req, PROTO_SHUTDOWN);
     req.shutdown.mode = mode == BERTH_SHUTDOWN_FORCE ? PROTO_SHUTDOWN_FORCE
                                                      : PROTO_SHUTDOWN_DRAIN;
-    json_t *reply = transact (c, &req, err);
-    if (!reply)
-        return -1;
+    berth_client_error_t e;
+    json_t *reply = transact (c, &req, &e);
+    if (!reply && strcmp (e.code, BERTH_ERR_CLOSED))
+        return client_errorf (err, e.code, "%s", e.message);
+    /* Closed before the reply came: berthd went away, as asked. */
     json_decref (reply);
     return wait < 0 ? 0 : wait_gone (c, wait, err);
 }

@@ -71,7 +71,10 @@ int lease_derive_env (struct proto_lease *l, berth_error_t *err)
     if (rc == 0)
         rc = env_add (l, "BERTH_LEASE", l->id) | env_add (l, "BERTH_NODES", nodes)
              | env_add (l, "BERTH_CORES", cores ? cores : "")
-             | env_add (l, "BERTH_GPUS", gpus) | env_add (l, "BERTH_MEMORY_MB", mem);
+             | env_add (l, "BERTH_GPUS", gpus);
+    /* left out when the machine has no memory figure, as berthd does */
+    if (rc == 0 && mem[0])
+        rc = env_add (l, "BERTH_MEMORY_MB", mem);
     free (nodes);
     free (gpus);
     free (cores);

@@ -43,6 +43,7 @@ static const struct field fields[] = {
     { "label", K_STRING, 1, PROTO_MAX_NAME, STEP (label) },
     { "timeout", K_SECONDS, 0, 0, STEP (timeout) },
     { "ttl", K_SECONDS, 0, 0, ACQ (ttl) },
+    { "duration", K_SECONDS, 0, 0, ACQ (duration) },
 };
 
 static const char *const kind_names[] = {

@@ -31,6 +31,8 @@ void request_options_help (FILE *f)
 "  --label NAME             the step's name in status and events\n"
 "  --priority N             higher is served first (default 0)\n"
 "  --timeout SECONDS        give up waiting after this long (default: wait)\n"
+"  --duration SECONDS       how long the step runs; berthd refuses (or warns\n"
+"                           about) a step that would outlast the job\n"
 "  --gpus-per-task N        deprecated: use --gpus with the total\n"
 "  --socket PATH            berthd's socket (default: $BERTH_SOCKET)\n");
 }
@@ -130,14 +132,17 @@ int request_option (berth_request_t *r, const char **socket, int c, const char *
             return cli_fail (2, cmd, "--priority wants an integer, got '%s'", arg), -1;
         return set_int (r, "priority", v, "--priority", arg, cmd);
     case REQ_OPT_TIMEOUT:
+    case REQ_OPT_DURATION: {
+        const char *name = c == REQ_OPT_TIMEOUT ? "timeout" : "duration";
         errno = 0;
         s = strtod (arg, &end);
         if (errno || end == arg || *end || !isfinite (s) || s < 0)
-            return cli_fail (2, cmd, "--timeout wants a number of seconds >= 0, got '%s'",
-                             arg), -1;
-        if (berth_request_set_seconds (r, "timeout", s, &err) < 0)
-            return cli_fail (2, cmd, "--timeout %s: %s", arg, err.message), -1;
+            return cli_fail (2, cmd, "--%s wants a number of seconds >= 0, got '%s'",
+                             name, arg), -1;
+        if (berth_request_set_seconds (r, name, s, &err) < 0)
+            return cli_fail (2, cmd, "--%s %s: %s", name, arg, err.message), -1;
         return 1;
+    }
     case REQ_OPT_GPT:
         fprintf (stderr, "berth %s: --gpus-per-task is deprecated; give the step's "
                  "total with --gpus (berthd converts it to ntasks x %s)\n", cmd, arg);

@@ -12,7 +12,7 @@ enum {
     REQ_OPT_CORES = 2000, REQ_OPT_GPUS, REQ_OPT_MEMORY, REQ_OPT_MIN_TASKS,
     REQ_OPT_MIN_CPT, REQ_OPT_MIN_CORES, REQ_OPT_MIN_GPUS, REQ_OPT_MIN_MEMORY,
     REQ_OPT_SPAN, REQ_OPT_NO_SPAN, REQ_OPT_LABEL, REQ_OPT_PRIORITY,
-    REQ_OPT_TIMEOUT, REQ_OPT_GPT, REQ_OPT_SOCKET,
+    REQ_OPT_TIMEOUT, REQ_OPT_GPT, REQ_OPT_SOCKET, REQ_OPT_DURATION,
 };
 
 /* getopt_long entries; the short options are "n:c:" (REQUEST_SHORT). */
@@ -33,6 +33,7 @@ enum {
     { "label", required_argument, NULL, REQ_OPT_LABEL }, \
     { "priority", required_argument, NULL, REQ_OPT_PRIORITY }, \
     { "timeout", required_argument, NULL, REQ_OPT_TIMEOUT }, \
+    { "duration", required_argument, NULL, REQ_OPT_DURATION }, \
     { "gpus-per-task", required_argument, NULL, REQ_OPT_GPT }, \
     { "socket", required_argument, NULL, REQ_OPT_SOCKET }
 

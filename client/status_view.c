@@ -139,6 +139,12 @@ static void print_header (FILE *f, const json_t *st, const json_t *alloc, double
         fprintf (f, " (%s)", system);
     if (up[0])
         fprintf (f, " \u00b7 up %s", up);
+    double left = real (alloc, "time_left_s", NULL);
+    if (left >= 0) {
+        char lbuf[32];
+        status_view_duration (left, lbuf, sizeof (lbuf));
+        fprintf (f, " \u00b7 time left %s", lbuf);
+    }
     if (json_is_true (json_object_get (daemon, "draining")))
         fprintf (f, " \u00b7 draining: no new leases");
     fputc ('\n', f);

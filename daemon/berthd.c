@@ -50,6 +50,8 @@ static const char usage_text[] =
 "                            to end before ending them (default 60)\n"
 "  --reclaim-grace T         after a crash, free restored connection-bound\n"
 "                            leases not released within T seconds (default 30)\n"
+"  --deadline-policy P       a request whose duration runs past the job's\n"
+"                            end: refuse (default) or warn\n"
 "  --help, --version\n"
 "\n"
 "Exit status: 0 stopped cleanly, 1 runtime error, 2 usage error, 3 the\n"
@@ -99,7 +101,7 @@ void berthd_check_drained (struct berthd *d)
 enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
-    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_HELP,
+    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_DEADLINE, OPT_HELP,
     OPT_VERSION,
 };
 
@@ -118,6 +120,7 @@ static const struct option long_options[] = {
     { "starvation-seconds", required_argument, NULL, OPT_STARVE_SECS },
     { "drain-timeout", required_argument, NULL, OPT_DRAIN },
     { "reclaim-grace", required_argument, NULL, OPT_GRACE },
+    { "deadline-policy", required_argument, NULL, OPT_DEADLINE },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
@@ -201,6 +204,10 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         case OPT_GRACE:
             rc = parse_seconds ("reclaim-grace", optarg, &cfg->reclaim_grace,
                                 err);
+            break;
+        case OPT_DEADLINE:
+            if (deadline_policy_parse (optarg, &cfg->deadline_policy, err) < 0)
+                return errprefix (err, "--deadline-policy: ");
             break;
         case OPT_HELP:
             fputs (usage_text, stdout);

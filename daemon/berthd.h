@@ -15,6 +15,7 @@
 
 #include "allocation.h"
 #include "codec.h"
+#include "deadline.h"
 #include "error.h"
 #include "idmap.h"
 #include "launcher.h"
@@ -47,6 +48,8 @@ struct berthd_config {
     double drain_timeout;         /* seconds a drain waits for leases */
     double reclaim_grace;         /* seconds a restored connection-bound lease
                                      waits for its holder */
+    enum deadline_policy deadline_policy;   /* a step that runs past the
+                                               job's end: refuse or warn */
 };
 
 struct conn;
@@ -92,6 +95,12 @@ struct berthd {
                  *poll_ev, *sig_ev[4];
     bool sched_busy;
     int npolled;                  /* leases whose owner is polled */
+
+    /* The job's end (jobend.c): learnt lazily, asked of the scheduler at
+     * most once. */
+    double job_end;               /* Unix time; < 0: unknown */
+    bool job_end_looked;          /* the environment or scheduler was asked */
+    struct deadline_source job_end_src;
 };
 
 /* One client connection. */
@@ -104,6 +113,8 @@ struct conn {
     bool dead;                    /* to be freed from the deferred event */
     bool closing;                 /* read no more; free once written */
     bool processing;              /* conn_process is reading its lines */
+    bool lingering;               /* written and shut for writing: discard
+                                     input until the peer closes */
     bool watching;
     struct pending *pending;      /* the request this connection waits on */
     struct lease *leases;         /* its connection-bound leases */
@@ -206,12 +217,22 @@ void pending_reply_error (struct berthd *d, struct pending *p,
 void pending_free (struct pending *p);
 
 /* status.c */
-json_t *status_allocation (struct berthd *d);
+json_t *status_allocation (struct berthd *d, bool ask_time_left);
 json_t *status_leases (struct berthd *d);
 json_t *status_queue (struct berthd *d);
 json_t *status_daemon (struct berthd *d);
 json_t *resources_lease (struct berthd *d, const struct lease *ls);
 json_t *resources_allocation (struct berthd *d);
+
+/* jobend.c: the allocation's end, for status and for requests that state
+ * a duration. */
+double jobend_get (struct berthd *d);       /* < 0: unknown */
+/* 0: the request may go on (warn gets a warning when the policy is warn and
+ * it runs past the end, else ""); -1: refused (err: unsatisfiable). */
+int jobend_admit (struct berthd *d, const struct proto_acquire *a, char *warn,
+                  size_t size, berth_error_t *err);
+/* job_end, time_left_s, job_end_source, deadline_policy members. */
+int jobend_status (struct berthd *d, json_t *allocation, bool ask);
 
 /* events.c */
 int events_open (struct berthd *d, berth_error_t *err);

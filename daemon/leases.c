@@ -358,6 +358,13 @@ static void link_conn (struct lease *ls, struct conn *c)
 int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                  berth_error_t *err)
 {
+    char late[512];
+    /* Time has passed while it waited: check its duration again. */
+    if (jobend_admit (d, &p->acq, late, sizeof (late), err) < 0) {
+        ledger_release (d->ledger, id, NULL);
+        queue_schedule_soon (d);
+        return -1;
+    }
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, id);
     struct lease *ls = calloc (1, sizeof (*ls));
     if (!ll || !ls) {
@@ -421,11 +428,20 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                  "only by release", ls->name);
     /* the reply: {"id": ..., "ok": true, <the lease's members>} */
     char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
-    char head[384], evhead[96];
+    char head[1024], evhead[96];
     size_t len = 0;
-    snprintf (head, sizeof (head), "{\"id\":%s,\"ok\":true,",
-              idtext ? idtext : "null");
+    char *warning = NULL;
+    if (late[0]) {
+        log_msg (LOG_WARNING, "%s: %s", ls->name, late);
+        json_t *w = json_string (late);
+        warning = w ? json_dumps (w, JSON_ENCODE_ANY) : NULL;
+        json_decref (w);
+    }
+    snprintf (head, sizeof (head), "{\"id\":%s,\"ok\":true,%s%s%s",
+              idtext ? idtext : "null", warning ? "\"warning\":" : "",
+              warning ? warning : "", warning ? "," : "");
     free (idtext);
+    free (warning);
     char *reply = lease_text_line (&lt, head, p->acq.env, "}", &len);
     conn_send_line (p->conn, reply, len);
     snprintf (evhead, sizeof (evhead), "{\"event\":\"granted\",\"time\":%s,",
@@ -531,6 +547,11 @@ void handle_acquire (struct conn *c, struct proto_request *req)
     }
     if (warn[0])
         log_msg (LOG_INFO, "%s", warn);
+    if (jobend_admit (d, a, warn, sizeof (warn), &err) < 0) {
+        conn_send_error (c, req->id, PROTO_ERR_UNSATISFIABLE, "%s", err.text);
+        events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
+        return;
+    }
     if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE) {
         conn_send_error (c, req->id, PROTO_ERR_UNSATISFIABLE, "this machine's "
                          "launcher (%s) cannot place a step on given cores, so "

@@ -67,6 +67,27 @@ void conn_resume (struct conn *c)
         event_active (c->deferred, 0, 0);
 }
 
+#define LINGER_SECONDS 2
+
+/* All is written: say end-of-file, then discard what the peer still sends
+ * until it closes (or briefly). Closing a socket with unread input makes the
+ * kernel answer with a reset, which can destroy the last reply before the
+ * peer has read it. */
+static void conn_linger (struct conn *c)
+{
+    struct timeval tv = { LINGER_SECONDS, 0 };
+    conn_drop_holdings (c);
+    c->lingering = true;
+    if (shutdown (bufferevent_getfd (c->bev), SHUT_WR) < 0) {
+        conn_kill (c);
+        return;
+    }
+    struct evbuffer *in = bufferevent_get_input (c->bev);
+    evbuffer_drain (in, evbuffer_get_length (in));
+    bufferevent_set_timeouts (c->bev, &tv, NULL);
+    bufferevent_enable (c->bev, EV_READ);
+}
+
 /* Write the replies now, while the client waits for them, instead of on
  * the next turn of the loop (what cannot be written now is left to the
  * bufferevent). Everything a reply speaks of is journaled before it is
@@ -75,13 +96,16 @@ static void conn_write_now (struct conn *c)
 {
     struct evbuffer *out = bufferevent_get_output (c->bev);
     evutil_socket_t fd = bufferevent_getfd (c->bev);
-    if (c->dead || fd < 0 || evbuffer_get_length (out) == 0)
+    if (c->dead || c->lingering || fd < 0 || evbuffer_get_length (out) == 0)
         return;
     /* the bufferevent holds the draining end; take it for this write */
     evbuffer_unfreeze (out, 1);
     while (evbuffer_get_length (out) > 0 && evbuffer_write (out, fd) > 0)
         ;
     evbuffer_freeze (out, 1);
+    /* drained here, the bufferevent will not call write_cb for it */
+    if (c->closing && !c->lingering && evbuffer_get_length (out) == 0)
+        conn_linger (c);
 }
 
 /* Read nothing more; close once what is queued has been written. */
@@ -90,7 +114,7 @@ static void conn_close_after_write (struct conn *c)
     c->closing = true;
     bufferevent_disable (c->bev, EV_READ);
     if (evbuffer_get_length (bufferevent_get_output (c->bev)) == 0)
-        conn_kill (c);
+        conn_linger (c);
 }
 
 void conn_send (struct conn *c, json_t *msg)
@@ -194,20 +218,30 @@ static void conn_process_lines (struct conn *c)
 
 static void read_cb (struct bufferevent *bev, void *arg)
 {
-    (void) bev;
-    conn_process (arg);
+    struct conn *c = arg;
+    if (c->lingering) {
+        struct evbuffer *in = bufferevent_get_input (bev);
+        evbuffer_drain (in, evbuffer_get_length (in));
+        return;
+    }
+    conn_process (c);
 }
 
 static void write_cb (struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
-    if (c->closing && evbuffer_get_length (bufferevent_get_output (bev)) == 0)
-        conn_kill (c);
+    if (c->closing && !c->lingering
+        && evbuffer_get_length (bufferevent_get_output (bev)) == 0)
+        conn_linger (c);
 }
 
 static void event_cb (struct bufferevent *bev, short what, void *arg)
 {
     struct conn *c = arg;
+    if (c->lingering) {   /* the peer closed, or took too long to */
+        conn_free (c);
+        return;
+    }
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
         return;
     /* The client is gone (or has stopped sending): what it held or waited

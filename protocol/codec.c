@@ -69,6 +69,7 @@ void proto_request_init (struct proto_request *req, enum proto_op op)
         step_request_init (&req->acquire.step);
         req->acquire.wait = true;
         req->acquire.ttl = -1;
+        req->acquire.duration = -1;
         break;
     case PROTO_RENDER:
         req->render.ntasks = 1;
@@ -557,13 +558,13 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
         *gpt = NULL, *min_gpt = NULL, *memory = NULL, *min_memory = NULL,
         *span = NULL, *local = NULL, *label = NULL, *priority = NULL,
         *timeout = NULL, *wait = NULL, *argv = NULL, *detach = NULL, *ttl = NULL,
-        *owner = NULL, *env = NULL;
+        *owner = NULL, *env = NULL, *duration = NULL;
     json_error_t je;
     struct step_request *s = &a->step;
 
     if (json_unpack_ex (o, &je, 0,
                         "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o"
-                        " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
+                        " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
                         "op", &skip, "id", &skip, "ntasks", &ntasks,
                         "cpus_per_task", &cpt, "min_tasks", &min_tasks,
                         "min_cpus_per_task", &min_cpt, "cores", &cores,
@@ -573,7 +574,7 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
                         "may_span_nodes", &span, "local", &local, "label", &label,
                         "priority", &priority, "timeout", &timeout, "wait", &wait,
                         "argv", &argv, "detach", &detach, "ttl", &ttl,
-                        "owner_pid", &owner, "env", &env) < 0)
+                        "owner_pid", &owner, "env", &env, "duration", &duration) < 0)
         return unpack_error (c, &je);
 
     const struct { const char *name; json_t *v; int *dst; int min; } counts[] = {
@@ -607,7 +608,8 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
         || get_bool (c, "detach", detach, &a->detach) < 0
         || get_seconds (c, "ttl", ttl, PROTO_MAX_SECONDS, &a->ttl) < 0
         || get_i (c, "owner_pid", owner, 1, PROTO_MAX_PID, &a->owner_pid) < 0
-        || get_bool (c, "env", env, &a->env) < 0)
+        || get_bool (c, "env", env, &a->env) < 0
+        || get_seconds (c, "duration", duration, PROTO_MAX_SECONDS, &a->duration) < 0)
         return -1;
     s->memory = mem;
     s->min_memory = min_mem;
@@ -673,9 +675,10 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
     case PROTO_RESOURCES:
         return decode_lease_op (c, o, false, &r->resources.lease);
     case PROTO_STATUS:
-        if (json_unpack_ex (o, &je, 0, "{s:o s:o !}", "op", &skip, "id", &skip) < 0)
+        if (json_unpack_ex (o, &je, 0, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "time_left", &v) < 0)
             return unpack_error (c, &je);
-        return 0;
+        return get_bool (c, "time_left", v, &r->status.time_left);
     case PROTO_WATCH:
         if (json_unpack_ex (o, &je, 0, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                             "history", &v) < 0)
@@ -815,6 +818,8 @@ static int encode_acquire (json_t *o, const struct proto_acquire *a)
         rc |= set_new (o, "owner_pid", json_integer (a->owner_pid));
     if (a->env)
         rc |= set_new (o, "env", json_true ());
+    if (a->duration >= 0)
+        rc |= set_new (o, "duration", json_real (a->duration));
     return rc;
 }
 
@@ -857,6 +862,8 @@ json_t *proto_encode_request (const struct proto_request *req)
             rc = set_new (o, "lease", json_string (req->resources.lease));
         break;
     case PROTO_STATUS:
+        if (o && req->status.time_left)
+            rc = set_new (o, "time_left", json_true ());
         break;
     case PROTO_WATCH:
         if (o && req->watch.history)

@@ -24,7 +24,7 @@
 /* Bounds on request figures: anything above is a mistake, not a request. */
 #define PROTO_MAX_COUNT (1 << 20)                 /* tasks, cores, GPUs, ids */
 #define PROTO_MAX_MEMORY_MB ((int64_t) 1 << 40)   /* MB */
-#define PROTO_MAX_SECONDS (366.0 * 24 * 3600)     /* timeouts, ttl */
+#define PROTO_MAX_SECONDS (366.0 * 24 * 3600)     /* timeouts, ttl, durations */
 #define PROTO_MAX_PRIORITY (1 << 20)              /* |priority| */
 #define PROTO_MAX_PID (1 << 22)                   /* Linux PID_MAX_LIMIT */
 #define PROTO_MAX_NAME 255                        /* bytes: labels, node names, lease and string ids */
@@ -67,6 +67,8 @@ struct proto_acquire {
     double ttl;                 /* seconds, < 0: none (detached leases only) */
     int owner_pid;              /* 0: none (detached leases only) */
     bool env;                   /* reply also carries the BERTH_* variables */
+    double duration;            /* seconds the step expects to run; < 0: not
+                                   stated (checked against the job's end) */
 };
 
 struct proto_render {
@@ -87,6 +89,9 @@ struct proto_request {
         struct proto_render render;
         struct { char *lease; } resources;          /* NULL: the whole allocation */
         struct { bool history; } watch;
+        /* time_left: find the job's end even if that costs one scheduler
+         * query (otherwise status shows it only when already known) */
+        struct { bool time_left; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
     };
 };

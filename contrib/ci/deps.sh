@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential clang meson ninja-build pkg-config python3
       libevent-dev libjansson-dev libsystemd-dev check
-      systemd tmux parallel valgrind)
+      systemd tmux parallel valgrind
+      slurmctld slurmd slurm-client munge slurm-wlm-torque)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

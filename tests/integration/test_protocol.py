@@ -11,6 +11,7 @@ import os
 import pwd
 import socket
 import sys
+import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -96,6 +97,38 @@ def test_oversized(d):
             "a line of exactly 65536 bytes is read (and refused for its unknown field)", str(r)[:200])
     t.check(c.request("status").get("ok"), "and the connection stays open")
     c.close()
+
+
+def test_reply_survives_late_input(d):
+    """A client still sending after berthd decided to close (here: it keeps
+    writing after an oversized line) must read the error reply, then a clean
+    end of file: closing with unread input would reset the connection and
+    destroy the reply (seen as a flaky 'forbidden' test before)."""
+    c = socket.socket(socket.AF_UNIX)
+    c.settimeout(10)
+    c.connect(d.sock)
+    # berthd reads past the limit, answers too_large and stops reading: the
+    # rest of what was sent stays unread in the socket
+    try:
+        c.sendall(b'{"op":"status","id":6,"pad":"' + b"z" * 70000 + b'"}\n'
+                  + b'{"op":"status","id":7}\n' * 3000)
+    except OSError:
+        pass
+    time.sleep(0.5)
+    data, err = b"", None
+    try:
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError as e:
+        err = e
+    c.close()
+    first = json.loads(data.split(b"\n")[0]) if data else {}
+    t.check(first.get("error", {}).get("code") == "too_large" and err is None,
+            "the reply arrives and the connection ends cleanly though the client kept "
+            "writing", f"{data[:120]!r} {err!r}")
 
 
 def test_pipelining(d):
@@ -279,7 +312,7 @@ def main():
     d = Daemon()
     try:
         d.start()
-        for fn in (test_malformed, test_oversized, test_pipelining, test_release_rules,
+        for fn in (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining, test_release_rules,
                    test_status_json, test_hello_render, test_other_uid):
             fn(d)
         t.check(d.alive(), "berthd is still running", d.stderr())

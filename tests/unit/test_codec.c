@@ -114,6 +114,10 @@ static const struct bad_case bad_cases[] = {
     { "{\"op\":\"acquire\",\"id\":2,\"owner_pid\":77}", INV, "field 'owner_pid' applies to detached leases only", "", "2" },
     { "{\"op\":\"acquire\",\"id\":2,\"detach\":true,\"owner_pid\":0}", INV, "field 'owner_pid' must be a positive integer up to 4194304", "got 0", "2" },
     { "{\"op\":\"acquire\",\"id\":2,\"detach\":true,\"ttl\":-5}", INV, "field 'ttl' must be a number of seconds", "got -5", "2" },
+    { "{\"op\":\"acquire\",\"id\":2,\"duration\":-1}", INV, "field 'duration' must be a number of seconds from 0 to 31622400", "got -1", "2" },
+    { "{\"op\":\"acquire\",\"id\":2,\"duration\":\"1h\"}", INV, "field 'duration' must be a number of seconds", "got \"1h\"", "2" },
+    { "{\"op\":\"acquire\",\"id\":2,\"duration\":31622401}", INV, "field 'duration' must be a number of seconds", "got 31622401", "2" },
+    { "{\"op\":\"acquire\",\"id\":2,\"duration\":true}", INV, "field 'duration' must be a number of seconds", "got true", "2" },
     /* the other ops */
     { "{\"op\":\"hello\",\"id\":1,\"version\":0}", INV, "field 'version' must be a positive integer", "got 0", "1" },
     { "{\"op\":\"hello\",\"id\":1,\"version\":\"1\"}", INV, "field 'version'", "got \"1\"", "1" },
@@ -313,6 +317,7 @@ START_TEST (test_acquire_defaults)
     ck_assert (r.acquire.wait);
     ck_assert (!r.acquire.detach && !r.acquire.env && !s->local);
     ck_assert (r.acquire.ttl < 0);
+    ck_assert (r.acquire.duration < 0);
     ck_assert_int_eq (r.acquire.owner_pid, 0);
     proto_request_free (&r);
 }
@@ -332,7 +337,7 @@ START_TEST (test_roundtrip_acquire)
     s->may_span_nodes = 0; s->local = true; s->label = strdup ("ocean_qu240");
     s->priority = -5; s->timeout = 2.5; s->argv = argv;
     in.acquire.wait = false; in.acquire.detach = true; in.acquire.ttl = 3600;
-    in.acquire.owner_pid = 4242; in.acquire.env = true;
+    in.acquire.owner_pid = 4242; in.acquire.env = true; in.acquire.duration = 5400.5;
 
     roundtrip (&in, &out);
     const struct step_request *o = &out.acquire.step;
@@ -353,6 +358,7 @@ START_TEST (test_roundtrip_acquire)
     ck_assert_ptr_null (o->argv[4]);
     ck_assert (!out.acquire.wait && out.acquire.detach && out.acquire.env);
     ck_assert_double_eq (out.acquire.ttl, 3600);
+    ck_assert_double_eq (out.acquire.duration, 5400.5);
     ck_assert_int_eq (out.acquire.owner_pid, 4242);
     proto_request_free (&out);
 
@@ -367,6 +373,7 @@ START_TEST (test_roundtrip_acquire)
     ck_assert_int_eq (out.acquire.step.may_span_nodes, 1);
     ck_assert (out.acquire.wait);
     ck_assert (out.acquire.step.timeout < 0);
+    ck_assert (out.acquire.duration < 0);
     proto_request_free (&out);
     proto_request_free (&in);
 }

@@ -259,7 +259,8 @@ START_TEST (test_lease_env_from_berthd)
     l = lease_from_json (o, &err);
     ck_assert_ptr_null (berth_lease_gpu_ids (l, &n));
     ck_assert_int_eq (n, 0);
-    ck_assert_str_eq (env_of (l, "BERTH_MEMORY_MB"), "");
+    ck_assert_ptr_null (env_of (l, "BERTH_MEMORY_MB"));   /* no memory figure */
+    ck_assert_int_eq (berth_lease_nenv (l), 4);
     berth_lease_free (l);
     json_decref (o);
 }

@@ -51,6 +51,26 @@ START_TEST (test_full)
 }
 END_TEST
 
+/* The job's end, when berthd knows it: time left in the header. */
+START_TEST (test_time_left)
+{
+    json_t *st = load ("status/two_nodes.json");
+    json_t *alloc = json_object_get (st, "allocation");
+    char *t = render (st, false);
+    ck_assert_msg (!strstr (t, "time left"), "no end, no time left:\n%s", t);
+    free (t);
+    json_object_set_new (alloc, "time_left_s", json_real (4 * 3600 + 48 * 60 + 30));
+    t = render (st, false);
+    HAS (t, "\u00b7 up 1h12m \u00b7 time left 4h48m\n");
+    free (t);
+    json_object_set_new (alloc, "time_left_s", json_null ());
+    t = render (st, false);
+    ck_assert_msg (!strstr (t, "time left"), "null: no time left:\n%s", t);
+    free (t);
+    json_decref (st);
+}
+END_TEST
+
 /* A node that does not state what is held on it: the leases say. */
 START_TEST (test_tally_from_leases)
 {
@@ -115,6 +135,7 @@ int main (void)
     Suite *s = suite_create ("status_view");
     TCase *tc = tcase_create ("view");
     tcase_add_test (tc, test_full);
+    tcase_add_test (tc, test_time_left);
     tcase_add_test (tc, test_tally_from_leases);
     tcase_add_test (tc, test_empty);
     tcase_add_test (tc, test_one_held_core_shows);

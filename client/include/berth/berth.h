@@ -177,9 +177,9 @@ double berth_lease_granted (const berth_lease_t *l);         /* Unix s; < 0: not
 /* The rendered launch and environment delta (argv NULL without argv). */
 const berth_launch_t *berth_lease_launch (const berth_lease_t *l);
 /* The variables a step finds its share in: BERTH_LEASE, BERTH_NODES,
- * BERTH_CORES, BERTH_GPUS, BERTH_MEMORY_MB (as berthd sent them when the
- * request asked "env", else derived from the placement the same way), and
- * whatever else berthd adds. */
+ * BERTH_CORES, BERTH_GPUS, BERTH_MEMORY_MB (left out when the machine has
+ * no memory figure), as berthd sent them when the request asked "env", else
+ * derived from the placement the same way; and whatever else berthd adds. */
 int berth_lease_nenv (const berth_lease_t *l);
 const char *berth_lease_env_name (const berth_lease_t *l, int i);
 const char *berth_lease_env_value (const berth_lease_t *l, int i);
@@ -206,6 +206,12 @@ char *berth_resources (berth_client_t *c, const char *lease,
 /* The ledger, leases and queue as a JSON object (the reply without "id" and
  * "ok"; PROTOCOL.md "status"); caller frees. */
 char *berth_status (berth_client_t *c, berth_client_error_t *err);
+
+/* berth_status with flags: BERTH_STATUS_TIME_LEFT finds the allocation's end
+ * even where that costs berthd one scheduler query (once per daemon); a
+ * plain status reports the end only when it is already known. */
+#define BERTH_STATUS_TIME_LEFT 1
+char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err);
 
 /* ---- events ------------------------------------------------------------ */
 

@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""The Python client (contrib/python/berth) against a real berthd: connect
+from BERTH_SOCKET or a path, acquire as a context manager (released on exit,
+and when the process dies), render, resources, status, watch, one exception
+class per stable error code; local steps run under the placed affinity; the
+Polaris-shaped example driver runs its suite on the localhost default.
+
+usage: BERTHD=build/daemon/berthd test_python_client.py
+"""
+import ast
+import os
+import subprocess
+import sys
+import threading
+import time
+import warnings
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+PYDIR = os.path.join(TOP, "contrib", "python")
+EXAMPLE = os.path.join(TOP, "contrib", "examples", "polaris_suite.py")
+sys.path.insert(0, HERE)
+sys.path.insert(0, PYDIR)
+import berth  # noqa: E402
+from harness import CORES_PER_NODE, NODES, Checks, Daemon, slurm_env, status  # noqa: E402
+
+ALL = CORES_PER_NODE * len(NODES)
+t = Checks()
+
+
+def raises(cls, fn, *args, **kw):
+    try:
+        fn(*args, **kw)
+    except berth.BerthError as e:
+        return e if isinstance(e, cls) else e
+    return None
+
+
+def test_package():
+    """Standard library only, Python 3.9 syntax, typed."""
+    pkg = os.path.join(PYDIR, "berth")
+    t.check(os.path.exists(os.path.join(pkg, "py.typed")), "the package ships py.typed")
+    for name in sorted(os.listdir(pkg)):
+        if name.endswith(".py"):
+            with open(os.path.join(pkg, name)) as f:
+                src = f.read()
+            try:
+                tree = ast.parse(src, feature_version=(3, 9))
+                ok = True
+            except SyntaxError as e:
+                ok, tree = False, None
+                t.check(False, f"{name} parses as Python 3.9", str(e))
+            if ok:
+                t.check(True, f"{name} parses as Python 3.9")
+                mods = {a.name.split(".")[0] for n in ast.walk(tree)
+                        if isinstance(n, ast.Import) for a in n.names}
+                mods |= {n.module.split(".")[0] for n in ast.walk(tree)
+                         if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+                foreign = {m for m in mods if m not in sys.stdlib_module_names}
+                t.check(not foreign, f"{name} imports the standard library only", str(foreign))
+    t.check(all(issubclass(c, berth.BerthError) for c in berth.ERRORS.values())
+            and set(berth.ERRORS) == {"invalid_request", "unsatisfiable", "timeout",
+                                      "not_found", "forbidden", "too_large", "shutting_down",
+                                      "unsupported_version", "busy", "internal"},
+            "one BerthError class per stable code", str(sorted(berth.ERRORS)))
+    e = berth.error_from_reply({"id": 1, "ok": False,
+                                "error": {"code": "internal", "message": "out of memory"}})
+    t.check(isinstance(e, berth.Internal) and e.code == "internal"
+            and e.message == "out of memory" and str(e) == "out of memory (internal)",
+            "an error carries the code and message", repr(e))
+    e = berth.error_from_reply({"id": 1, "ok": False, "error": {"code": "new_one",
+                                                                "message": "m"}})
+    t.check(type(e) is berth.BerthError and e.code == "new_one", "an unknown code is a BerthError")
+
+
+def test_connect(d):
+    old = os.environ.pop("BERTH_SOCKET", None)
+    e = raises(berth.ConnectFailed, berth.connect)
+    t.check(isinstance(e, berth.ConnectFailed) and "BERTH_SOCKET is not set" in e.message,
+            "no socket named: ConnectFailed says BERTH_SOCKET is not set", repr(e))
+    e = raises(berth.ConnectFailed, berth.connect, d.sock + ".none")
+    t.check(isinstance(e, berth.ConnectFailed) and "cannot connect to berthd at" in e.message,
+            "a socket nobody serves: ConnectFailed names it", repr(e))
+    os.environ["BERTH_SOCKET"] = d.sock
+    with berth.connect() as c:
+        h = c.hello()
+        t.check(h.get("version") == 1 and c.path == d.sock, "connect() uses BERTH_SOCKET", str(h))
+    if old is None:
+        del os.environ["BERTH_SOCKET"]
+    else:
+        os.environ["BERTH_SOCKET"] = old
+
+
+def test_acquire(d):
+    c = berth.connect(d.sock)
+    with c.acquire(ntasks=16, cpus_per_task=2, memory=8000, label="ocean",
+                   argv=["./model", "--case", "a b"]) as lease:
+        t.check(lease.label == "ocean" and lease.placement.ncores == 32
+                and lease.memory_cap == 8000 and lease.placement.gpus == 0,
+                "acquire returns the lease with its placement", repr(lease))
+        t.check(lease.launch is not None and lease.launch.argv[0] == "srun"
+                and lease.launch.argv[-3:] == ["./model", "--case", "a b"],
+                "with the rendered launch", str(lease.launch))
+        t.check(lease.env.get("BERTH_LEASE") == lease.id and "BERTH_CORES" in lease.environ(),
+                "and the step's environment", str(lease.env))
+        t.check(lease.command() == lease.launch.argv, "command() is the rendered launch")
+        held = [x["lease"] for x in status(d)["leases"]]
+        t.check(held == [lease.id], "the lease is held while the block runs", str(held))
+        res = c.resources(lease)
+        t.check(res.get("lease") == lease.id and res["totals"]["cores"] == 32,
+                "resources(lease) is the lease's view", str(res.get("totals")))
+    t.check(lease.released and not status(d)["leases"], "leaving the block releases it")
+    res = c.resources()
+    t.check(res["totals"]["cores"] == ALL and len(res["nodes"]) == len(NODES),
+            "resources() is the whole allocation", str(res.get("totals")))
+    st = c.status()
+    t.check(set(st) >= {"allocation", "leases", "queue", "daemon"}
+            and "time_left_s" in st["allocation"], "status() has the ledger and the time left",
+            str(sorted(st)))
+    launch = c.render(berth.Placement([NODES[1]], [[0, 1, 2, 3]]), ["./a.out"], ntasks=4,
+                      cpus_per_task=1, memory_cap=2000)
+    t.check(launch.argv[0] == "srun" and "--mem=2000M" in launch.argv
+            and launch.argv[-1] == "./a.out", "render() renders for a placement", str(launch))
+    # Release by id, twice: the second is NotFound.
+    lease = c.acquire(cores=4)
+    c.release(lease.id)
+    e = raises(berth.NotFound, c.release, lease.id)
+    t.check(isinstance(e, berth.NotFound) and lease.id in e.message,
+            "releasing twice raises NotFound", repr(e))
+    # A lease that ended by itself is no error on leaving the block.
+    with c.acquire(cores=1, detach=True, ttl=0.1) as lease:
+        time.sleep(0.5)
+    t.check(lease.released, "a lease gone by its ttl leaves the block quietly")
+    # Module-level acquire: a connection of its own, closed on release.
+    with berth.acquire(d.sock, cores=2, label="own") as lease:
+        t.check(any(x["lease"] == lease.id for x in status(d)["leases"]),
+                "berth.acquire() holds a lease on its own connection")
+    t.check(lease._client.closed and not status(d)["leases"], "and closes it on release")
+    e = None
+    try:
+        c.acquire(corez=3)
+    except TypeError as ex:
+        e = ex
+    t.check(e is not None, "an unknown field is a TypeError before anything is sent")
+    c.close()
+
+
+def test_process_death(d):
+    code = ("import sys, time; sys.path.insert(0, %r); import berth; "
+            "l = berth.acquire(%r, cores=8, label='doomed'); print(l.id, flush=True); "
+            "time.sleep(60)" % (PYDIR, d.sock))
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    lid = p.stdout.readline().strip()
+    t.check(any(x["lease"] == lid for x in status(d)["leases"]), "a child process holds a lease",
+            lid)
+    p.kill()
+    p.wait()
+    p.stdout.close()
+    end = time.time() + 10
+    while time.time() < end and status(d)["leases"]:
+        time.sleep(0.02)
+    t.check(not status(d)["leases"], "killing the process frees its lease (the connection closed)")
+
+
+def test_watch(d):
+    events, ready = [], threading.Event()
+
+    def run():
+        w = berth.connect(d.sock)
+        it = w.watch()
+        ready.set()
+        for ev in it:
+            events.append(ev)
+            if ev.kind == "released":
+                break
+        w.close()
+
+    th = threading.Thread(target=run)
+    th.start()
+    ready.wait(10)
+    time.sleep(0.2)
+    with berth.connect(d.sock) as c:
+        with c.acquire(cores=3, label="watched"):
+            pass
+    th.join(10)
+    kinds = [(e.kind, e.label) for e in events]
+    t.check(("granted", "watched") in kinds and ("released", "watched") in kinds,
+            "watch() yields the granted and released events", str(kinds))
+    t.check(all(isinstance(e.time, float) and e.time > 0 for e in events), "events carry times")
+    hist = []
+    for ev in berth.watch(d.sock, history=True):
+        hist.append(ev.kind)
+        if len(hist) >= 2:
+            break
+    t.check(hist[:2] == ["granted", "released"] or "granted" in hist,
+            "watch(history=True) replays the log first", str(hist))
+
+
+def test_errors(d):
+    c = berth.connect(d.sock)
+    e = raises(berth.Unsatisfiable, c.acquire, cores=ALL + 1, may_span_nodes=True,
+               label="big")
+    t.check(isinstance(e, berth.Unsatisfiable) and e.code == "unsatisfiable"
+            and "big" in e.message, "a step larger than the allocation: Unsatisfiable", repr(e))
+    e = raises(berth.InvalidRequest, c.request, "acquire", cores=-3)
+    t.check(isinstance(e, berth.InvalidRequest) and "field 'cores'" in e.message,
+            "a bad field: InvalidRequest naming it", repr(e))
+    e = raises(berth.UnsupportedVersion, c.hello, 2)
+    t.check(isinstance(e, berth.UnsupportedVersion), "hello(2): UnsupportedVersion", repr(e))
+    held = c.acquire(ntasks=ALL, cpus_per_task=1, label="everything")
+    e = raises(berth.Busy, c.acquire, cores=1, wait=False)
+    t.check(isinstance(e, berth.Busy), "wait=False when full: Busy", repr(e))
+    with berth.connect(d.sock) as other:
+        e = raises(berth.WaitTimeout, other.acquire, cores=1, timeout=0.2, label="patient")
+        t.check(isinstance(e, berth.WaitTimeout) and "patient" in e.message,
+                "a wait that times out: WaitTimeout", repr(e))
+        e = raises(berth.Forbidden, other.release, held.id)
+        t.check(isinstance(e, berth.Forbidden), "another connection's lease: Forbidden", repr(e))
+    held.release()
+    big = berth.connect(d.sock)
+    e = raises(berth.TooLarge, big.request, "status", pad="x" * 70000)
+    t.check(isinstance(e, berth.TooLarge), "a line over the limit: TooLarge", repr(e))
+    e = raises(berth.ProtocolError, big.status)
+    t.check(isinstance(e, berth.ProtocolError) and "closed the connection" in e.message,
+            "then berthd closes the connection: ProtocolError", repr(e))
+    big.close()
+    e = raises(berth.ConnectFailed, big.status)
+    t.check(isinstance(e, berth.ConnectFailed), "a closed client: ConnectFailed", repr(e))
+    c.close()
+
+
+def test_deadline_and_shutdown():
+    d = Daemon(env=None)
+    d.env = slurm_env(d.dir, extra={"SLURM_JOB_END_TIME": str(int(time.time()) + 600)})
+    d.start()
+    try:
+        c = berth.connect(d.sock)
+        e = raises(berth.Unsatisfiable, c.acquire, cores=1, duration=3600, label="long")
+        t.check(isinstance(e, berth.Unsatisfiable) and "past the end" in e.message,
+                "duration: a step that outlasts the job is Unsatisfiable", repr(e))
+        with c.acquire(cores=1, duration=60) as lease:
+            t.check(lease.warning is None, "one that fits is granted without a warning")
+        left = c.status()["allocation"]["time_left_s"]
+        t.check(500 < left <= 600, "status() has the time left", str(left))
+        held = c.acquire(cores=1)
+        berth.connect(d.sock).shutdown()
+        e = raises(berth.ShuttingDown, berth.acquire, d.sock, cores=1)
+        t.check(isinstance(e, berth.ShuttingDown), "while draining: ShuttingDown", repr(e))
+        held.release()
+        c.close()
+    finally:
+        d.cleanup()
+    d = Daemon(args=["--deadline-policy", "warn"])
+    d.env = slurm_env(d.dir, extra={"SLURM_JOB_END_TIME": str(int(time.time()) + 600)})
+    d.start()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with berth.acquire(d.sock, cores=1, duration=3600) as lease:
+                pass
+        t.check(lease.warning and "past the end" in lease.warning
+                and any("past the end" in str(w.message) for w in caught),
+                "under --deadline-policy warn: granted, with lease.warning and a RuntimeWarning",
+                str(lease.warning))
+    finally:
+        d.cleanup()
+
+
+def test_localhost():
+    d = Daemon(env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"},
+               machine=None).start()
+    try:
+        c = berth.connect(d.sock)
+        probe = [sys.executable, "-c",
+                 "import os; print(sorted(os.sched_getaffinity(0)))"]
+        with c.acquire(local=True, cores=1, argv=probe, label="probe") as lease:
+            out = lease.run(stdout=subprocess.PIPE, text=True, check=True).stdout
+            t.check(out.strip() == str(sorted(lease.cpus())),
+                    "a local step runs under the placed affinity", out + " vs " +
+                    str(sorted(lease.cpus())))
+            t.check(os.sched_getaffinity(0) == set(os.sched_getaffinity(0)),
+                    "and this process's affinity is left as it was")
+        lease = c.acquire(ntasks=1, argv=["prog"])
+        t.check(lease.launch is not None and "prog" in lease.launch.argv,
+                "a launched step on localhost has its rendered launch", str(lease.launch))
+        lease.release()
+        c.close()
+        env = dict(os.environ, BERTH_SOCKET=d.sock, PYTHONPATH=PYDIR)
+        p = subprocess.run([sys.executable, EXAMPLE, "--quick"], env=env, capture_output=True,
+                           text=True, timeout=240)
+        t.check(p.returncode == 0, "the Polaris-shaped example runs its suite", p.stdout[-2000:]
+                + p.stderr[-2000:])
+        out = p.stdout
+        t.check("steps" in out and "wall time" in out and "mean cores busy" in out,
+                "and prints the summary", out[-800:])
+        t.check("no MPI launcher" in out or "launcher" in out,
+                "and says how launched steps were run", out[-800:])
+        t.check(not status(d)["leases"], "leaving nothing held")
+    finally:
+        d.cleanup()
+
+
+def with_srun(d):
+    """A Slurm 22.05 srun on PATH, so that berthd renders launches."""
+    bindir = os.path.join(d.dir, "bin")
+    os.mkdir(bindir)
+    with open(os.path.join(bindir, "srun"), "w") as f:
+        f.write("#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 22.05.8'\nexit 0\n")
+    os.chmod(os.path.join(bindir, "srun"), 0o755)
+    d.env["PATH"] = bindir + ":" + d.env["PATH"]
+    return d
+
+
+test_package()
+main = with_srun(Daemon()).start()
+try:
+    test_connect(main)
+    test_acquire(main)
+    test_process_death(main)
+    test_watch(main)
+    test_errors(main)
+finally:
+    main.cleanup()
+test_deadline_and_shutdown()
+test_localhost()
+t.finish()
