@@ -299,12 +299,15 @@ static inline void bench_daemon_start (struct bench_daemon *d,
  * directory. */
 static inline void bench_daemon_stop (struct bench_daemon *d)
 {
+    bool failed = false;
     if (d->pid > 0) {
         kill (d->pid, SIGTERM);
-        int status;
+        int status = 0;
         for (int i = 0; i < 1000; i++) {
             if (waitpid (d->pid, &status, WNOHANG) == d->pid) {
                 d->pid = 0;
+                /* a clean stop is part of what is measured */
+                failed = !WIFEXITED (status) || WEXITSTATUS (status) != 0;
                 break;
             }
             if (i == 100)
@@ -314,8 +317,24 @@ static inline void bench_daemon_stop (struct bench_daemon *d)
         if (d->pid > 0) {
             kill (d->pid, SIGKILL);
             waitpid (d->pid, NULL, 0);
+            failed = true;
         }
         d->pid = 0;
+    }
+    if (failed && d->dir[0]) {
+        char path[128], msg[1200] = "";
+        snprintf (path, sizeof (path), "%s/berthd.err", d->dir);
+        FILE *f = fopen (path, "r");
+        if (f) {
+            fseek (f, 0, SEEK_END);
+            long n = ftell (f);
+            fseek (f, n > 1000 ? n - 1000 : 0, SEEK_SET);
+            size_t k = fread (msg, 1, sizeof (msg) - 1, f);
+            msg[k] = '\0';
+            fclose (f);
+        }
+        nftw (d->dir, bench_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        bench_die ("berthd did not stop cleanly: %s", msg);
     }
     if (d->dir[0])
         nftw (d->dir, bench_rm_one, 16, FTW_DEPTH | FTW_PHYS);
