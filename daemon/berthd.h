@@ -19,6 +19,7 @@
 #include "error.h"
 #include "idmap.h"
 #include "launcher.h"
+#include "lease_text.h"
 #include "ledger.h"
 #include "machine.h"
 #include "render.h"
@@ -93,6 +94,8 @@ struct berthd {
                                      the journal before the next grant */
     unsigned long journal_compactions;
     json_t *journal_start;        /* its first record, for rewrites */
+    struct evbuffer *events_buf;  /* events not yet in the log */
+    struct event *events_ev;      /* writes them out soon */
     json_t *journal_live;         /* grant records to restore at start */
     int *journal_lines;           /* and their line numbers */
     double journal_opened;        /* monotonic, for the restore time */
@@ -123,6 +126,7 @@ struct conn {
     uid_t uid;
     bool dead;                    /* to be freed from the deferred event */
     bool closing;                 /* read no more; free once written */
+    bool processing;              /* conn_process is reading its lines */
     bool lingering;               /* written and shut for writing: discard
                                      input until the peer closes */
     bool watching;
@@ -190,6 +194,8 @@ void log_reopen (void);               /* SIGHUP: reopen that file */
 int server_listen (struct berthd *d, berth_error_t *err);
 void server_close (struct berthd *d);
 void conn_send (struct conn *c, json_t *msg);            /* steals msg */
+/* A line already encoded (ending with a newline): stolen, freed here. */
+void conn_send_line (struct conn *c, char *line, size_t len);
 void conn_send_error (struct conn *c, json_t *id, const char *code,
                       const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
@@ -255,7 +261,9 @@ int jobend_status (struct berthd *d, json_t *allocation, bool ask);
 int events_open (struct berthd *d, berth_error_t *err);
 void events_reopen (struct berthd *d);
 void events_close (struct berthd *d);
+void events_flush (struct berthd *d);     /* the log up to date, now */
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
+void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
 int events_history (struct berthd *d, struct conn *c);
 
 /* journal.c: grants and releases, restored after a crash, compacted while
@@ -266,8 +274,7 @@ int events_history (struct berthd *d, struct conn *c);
  * is then rewritten before the next grant). */
 int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
-int journal_grant (struct berthd *d, const struct lease *ls,
-                   berth_error_t *err);
+int journal_grant (struct berthd *d, const struct lease *ls, berth_error_t *err);
 int journal_release (struct berthd *d, uint64_t id, const char *reason,
                      berth_error_t *err);
 void journal_close (struct berthd *d);

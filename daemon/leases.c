@@ -426,7 +426,18 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                         "lease");
         goto fail;
     }
+    struct lease_text lt;
+    struct proto_lease pl;
+    lease_to_proto (ls, false, &pl);
+    pl.env = ls->env;             /* kept apart, for where it is asked */
+    pl.nenv = ls->nenv;
+    if (lease_text_build (&pl, &lt) < 0) {
+        errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory encoding %s",
+                        ls->name);
+        goto fail;
+    }
     if (journal_grant (d, ls, err) < 0) {
+        lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
         goto fail;
     }
@@ -437,16 +448,29 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         || (owner = lease_watch_pid (d, ls, ls->owner_pid)) < 0)
         log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
                  "only by release", ls->name);
-    struct proto_lease pl;
-    lease_to_proto (ls, p->acq.env, &pl);
-    json_t *reply = proto_acquire_reply (p->id, &pl);
+    /* the reply: {"id": ..., "ok": true, <the lease's members>} */
+    char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
+    char head[1024], evhead[96];
+    size_t len = 0;
+    char *warning = NULL;
     if (late[0]) {
         log_msg (LOG_WARNING, "%s: %s", ls->name, late);
-        json_object_set_new (reply, "warning", json_string (late));
+        json_t *w = json_string (late);
+        warning = w ? json_dumps (w, JSON_ENCODE_ANY) : NULL;
+        json_decref (w);
     }
-    conn_send (p->conn, reply);
-    lease_to_proto (ls, false, &pl);
-    events_emit (d, proto_event_granted (ls->granted, &pl));
+    snprintf (head, sizeof (head), "{\"id\":%s,\"ok\":true,%s%s%s",
+              idtext ? idtext : "null", warning ? "\"warning\":" : "",
+              warning ? warning : "", warning ? "," : "");
+    free (idtext);
+    free (warning);
+    char *reply = lease_text_line (&lt, head, p->acq.env, "}", &len);
+    conn_send_line (p->conn, reply, len);
+    snprintf (evhead, sizeof (evhead), "{\"event\":\"granted\",\"time\":%s,",
+              lt.time);
+    char *ev = lease_text_line (&lt, evhead, false, "}", &len);
+    events_emit_line (d, ev, ev ? len : 0);
+    lease_text_free (&lt);
     notify_status_soon (d);
     if (owner == 1)       /* exited between the request and the grant */
         lease_end (d, ls, "owner_exited");
@@ -467,8 +491,14 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason)
         log_msg (LOG_ERR, "releasing %s: %s", ls->name, err.text);
     if (journal_release (d, ls->id, reason, &err) < 0)
         log_msg (LOG_ERR, "%s", err.text);
-    events_emit (d, proto_event_released (now_wall (), ls->name, ls->label,
-                                          reason));
+    size_t len = 0;
+    char *ev = released_event_line (now_wall (), ls->name, ls->label, reason,
+                                    &len);
+    if (ev)
+        events_emit_line (d, ev, len);
+    else
+        events_emit (d, proto_event_released (now_wall (), ls->name,
+                                              ls->label, reason));
     lease_free (d, ls);
     queue_schedule_soon (d);
     notify_status_soon (d);
@@ -587,7 +617,12 @@ void handle_release (struct conn *c, struct proto_request *req)
     char id[sizeof (ls->name)];
     snprintf (id, sizeof (id), "%s", ls->name);
     lease_end (d, ls, "released");
-    conn_send (c, proto_release_reply (req->id, id));
+    size_t len = 0;
+    char *line = release_reply_line (req->id, id, &len);
+    if (line)
+        conn_send_line (c, line, len);
+    else
+        conn_send (c, proto_release_reply (req->id, id));
 }
 
 /* After a restart, a connection-bound lease has no connection: its holder

@@ -74,6 +74,21 @@ int ledger_acquire (struct ledger *l, const struct step_shape *shape,
                     enum ledger_layout layout, uint64_t *id, char *why,
                     size_t whysize, berth_error_t *err);
 
+/* Hold nodes back for a request that waits (the wait queue's starvation
+ * bound): the fewest nodes that could hold the shape, those nearest to
+ * holding it, are kept out of every placement until ledger_unreserve, so
+ * that they drain for it while the rest of the allocation is still used.
+ * Their indices go to nodes (room for max). Returns how many were reserved:
+ * 0 when none can be (too few nodes left unreserved, or the shape never fits
+ * one). Reserving again adds to what is held. */
+int ledger_reserve_for (struct ledger *l, const struct step_shape *shape,
+                        enum ledger_layout layout, int *nodes, int max);
+/* Hold these nodes back again (a reservation kept from one round to the
+ * next, so that what has drained stays drained); -1 and nothing held when
+ * one is out of range or already held. */
+int ledger_reserve_nodes (struct ledger *l, const int *nodes, int n);
+void ledger_unreserve (struct ledger *l);
+
 /* Free a lease. An unknown or already released id is an error (code
  * "not_found") and changes nothing. */
 int ledger_release (struct ledger *l, uint64_t id, berth_error_t *err);

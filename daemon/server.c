@@ -62,7 +62,8 @@ void conn_kill (struct conn *c)
 
 void conn_resume (struct conn *c)
 {
-    if (!c->dead)
+    /* conn_process goes on by itself when it is the one answering */
+    if (!c->dead && !c->processing)
         event_active (c->deferred, 0, 0);
 }
 
@@ -87,6 +88,26 @@ static void conn_linger (struct conn *c)
     bufferevent_enable (c->bev, EV_READ);
 }
 
+/* Write the replies now, while the client waits for them, instead of on
+ * the next turn of the loop (what cannot be written now is left to the
+ * bufferevent). Everything a reply speaks of is journaled before it is
+ * queued, so it may leave at once. */
+static void conn_write_now (struct conn *c)
+{
+    struct evbuffer *out = bufferevent_get_output (c->bev);
+    evutil_socket_t fd = bufferevent_getfd (c->bev);
+    if (c->dead || c->lingering || fd < 0 || evbuffer_get_length (out) == 0)
+        return;
+    /* the bufferevent holds the draining end; take it for this write */
+    evbuffer_unfreeze (out, 1);
+    while (evbuffer_get_length (out) > 0 && evbuffer_write (out, fd) > 0)
+        ;
+    evbuffer_freeze (out, 1);
+    /* drained here, the bufferevent will not call write_cb for it */
+    if (c->closing && !c->lingering && evbuffer_get_length (out) == 0)
+        conn_linger (c);
+}
+
 /* Read nothing more; close once what is queued has been written. */
 static void conn_close_after_write (struct conn *c)
 {
@@ -100,6 +121,11 @@ void conn_send (struct conn *c, json_t *msg)
 {
     char *line = msg ? proto_line (msg) : NULL;
     json_decref (msg);
+    conn_send_line (c, line, line ? strlen (line) : 0);
+}
+
+void conn_send_line (struct conn *c, char *line, size_t len)
+{
     if (c->dead) {
         free (line);
         return;
@@ -111,7 +137,6 @@ void conn_send (struct conn *c, json_t *msg)
         conn_kill (c);
         return;
     }
-    size_t len = strlen (line);
     if (evbuffer_get_length (out) + len > MAX_OUTPUT) {
         log_msg (LOG_WARNING, "connection %llu (pid %d) reads too slowly: "
                  "%zu bytes unsent; closing it", (unsigned long long) c->serial,
@@ -147,9 +172,19 @@ static void too_large (struct conn *c, size_t have)
     conn_close_after_write (c);
 }
 
+static void conn_process_lines (struct conn *c);
+
 /* Serve the complete lines in the input buffer, in order, until one has to
- * wait. */
+ * wait; then send what they were answered. */
 static void conn_process (struct conn *c)
+{
+    c->processing = true;
+    conn_process_lines (c);
+    c->processing = false;
+    conn_write_now (c);
+}
+
+static void conn_process_lines (struct conn *c)
 {
     struct evbuffer *in = bufferevent_get_input (c->bev);
     while (!c->dead && !c->closing && !c->pending && !c->d->stopping) {
