@@ -576,6 +576,7 @@ static int assign_cores (struct ctx *c, int local, berth_error_t *err)
 {
     struct allocation *a = c->a;
     int *aff = NULL, naff = 0, *phys = NULL, nphys = 0, rc = -1;
+    int prev_want = -1;
     if (local >= 0) {
         if (c->env->affinity_ids) {
             naff = c->env->naffinity;
@@ -611,6 +612,21 @@ static int assign_cores (struct ctx *c, int local, berth_error_t *err)
                 nd->core_ids[k] = k;
             continue;
         }
+        /* Every node gets what this node's topology gives for its count:
+         * the same as the node before when the counts are (10,000 nodes
+         * need not be worked out 10,000 times). */
+        const struct allocation_node *prev = i > 0 ? &a->nodes[i - 1] : NULL;
+        if (prev && i - 1 != local && i != local && prev->core_ids
+            && prev_want == nd->ncores) {
+            if (!(nd->core_ids = malloc (prev->ncores * sizeof (int)))) {
+                errprintf (err, "out of memory");
+                goto done;
+            }
+            memcpy (nd->core_ids, prev->core_ids, prev->ncores * sizeof (int));
+            nd->ncores = prev->ncores;
+            continue;
+        }
+        prev_want = nd->ncores;
         if (topology_usable_core_ids (phys, nphys, nd->ncores, &nd->core_ids,
                                       &nd->ncores, w, sizeof (w), err) < 0) {
             nd->ncores = 0;

@@ -21,7 +21,11 @@ static int cmp_int (const void *a, const void *b)
 /* Sort ascending and drop repeats in place; returns the new count. */
 static int sort_unique (int *ids, int count)
 {
-    int n = 0;
+    int n = 0, sorted = 1;
+    for (int i = 1; i < count && sorted; i++)
+        sorted = ids[i - 1] < ids[i];
+    if (sorted)     /* the usual case (placements, node core lists) */
+        return count;
     qsort (ids, (size_t)count, sizeof (int), cmp_int);
     for (int i = 0; i < count; i++)
         if (n == 0 || ids[n - 1] != ids[i])

@@ -49,12 +49,19 @@ static const char usage_text[] =
 "  --drain-timeout T         on shutdown, wait at most T seconds for leases\n"
 "                            to end before ending them (default 60)\n"
 "  --reclaim-grace T         after a crash, free restored connection-bound\n"
-"                            leases not released within T seconds (default 30)\n"
+"                            leases not reclaimed or released within T seconds\n"
+"                            (default 30)\n"
+"  --journal-records N       compact the journal once it holds N records and\n"
+"                            4 times as many as there are leases (default 4096)\n"
 "  --deadline-policy P       a request whose duration runs past the job's\n"
 "                            end: refuse (default) or warn\n"
 "  --output-stall T          close a connection that leaves more than 1 MiB of\n"
 "                            replies unread for T seconds (default 60)\n"
 "  --help, --version\n"
+"\n"
+"Signals: SIGTERM or SIGINT drain (no new leases, waiting requests are\n"
+"answered shutting_down, leases end within --drain-timeout; a second one\n"
+"forces); SIGHUP reopens the logs.\n"
 "\n"
 "Exit status: 0 stopped cleanly, 1 runtime error, 2 usage error, 3 the\n"
 "allocation is not live, 4 the scheduler cannot be reached.\n";
@@ -103,8 +110,8 @@ void berthd_check_drained (struct berthd *d)
 enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
-    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_DEADLINE,
-    OPT_STALL, OPT_HELP,
+    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL,
+    OPT_DEADLINE, OPT_STALL, OPT_HELP,
     OPT_VERSION,
 };
 
@@ -123,6 +130,7 @@ static const struct option long_options[] = {
     { "starvation-seconds", required_argument, NULL, OPT_STARVE_SECS },
     { "drain-timeout", required_argument, NULL, OPT_DRAIN },
     { "reclaim-grace", required_argument, NULL, OPT_GRACE },
+    { "journal-records", required_argument, NULL, OPT_JOURNAL },
     { "deadline-policy", required_argument, NULL, OPT_DEADLINE },
     { "output-stall", required_argument, NULL, OPT_STALL },
     { "help", no_argument, NULL, OPT_HELP },
@@ -167,8 +175,8 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         .max_connections = 1024, .max_leases_per_conn = 1024,
         .starvation_overtakes = WAITQUEUE_DEFAULT_OVERTAKES,
         .starvation_seconds = WAITQUEUE_DEFAULT_MAX_WAIT,
-        .drain_timeout = 60, .reclaim_grace = 30, .output_stall = 60,
-        .configs = configs,
+        .drain_timeout = 60, .reclaim_grace = 30, .configs = configs,
+        .journal_records = 4096, .output_stall = 60,
     };
     opterr = 0;
     while ((c = getopt_long (argc, argv, ":", long_options, NULL)) != -1) {
@@ -213,6 +221,10 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         case OPT_STALL:
             rc = parse_seconds ("output-stall", optarg, &cfg->output_stall,
                                 err);
+            break;
+        case OPT_JOURNAL:
+            rc = parse_int ("journal-records", optarg, 16, 1 << 24,
+                            &cfg->journal_records, err);
             break;
         case OPT_DEADLINE:
             if (deadline_policy_parse (optarg, &cfg->deadline_policy, err) < 0)
@@ -361,7 +373,8 @@ static void signal_cb (evutil_socket_t sig, short what, void *arg)
     (void) what;
     struct berthd *d = arg;
     if (sig == SIGHUP) {
-        log_msg (LOG_NOTICE, "SIGHUP: reopening the events log");
+        log_reopen ();
+        log_msg (LOG_NOTICE, "SIGHUP: reopened the logs");
         events_reopen (d);
         return;
     }
@@ -594,12 +607,7 @@ int main (int argc, char **argv)
         close (ready_fd);
         /* From now on nobody reads our stderr: log beside the journal. */
         snprintf (logpath, sizeof (logpath), "%s/berthd.log", d.state_dir);
-        int fd = open (logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-                       0600);
-        if (fd >= 0) {
-            dup2 (fd, 2);
-            close (fd);
-        }
+        log_to_file (logpath);
     }
     else
         print_ready (&d.cfg, d.socket_path);

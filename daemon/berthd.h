@@ -19,6 +19,7 @@
 #include "error.h"
 #include "idmap.h"
 #include "launcher.h"
+#include "lease_text.h"
 #include "ledger.h"
 #include "machine.h"
 #include "render.h"
@@ -47,6 +48,8 @@ struct berthd_config {
     double drain_timeout;         /* seconds a drain waits for leases */
     double reclaim_grace;         /* seconds a restored connection-bound lease
                                      waits for its holder */
+    int journal_records;          /* compact the journal past this many
+                                     records (and 4x the live leases) */
     double output_stall;          /* seconds a connection may keep more than
                                      CONN_OUTPUT_PAUSE unread before it is
                                      closed */
@@ -85,7 +88,21 @@ struct berthd {
     char state_dir[PATH_MAX];
 
     int events_fd, journal_fd;
+    char journal_path[PATH_MAX + 32];
+    off_t journal_size;           /* bytes of whole records */
+    int journal_records;          /* records in the file */
+    int journal_retry;            /* no compaction before this many records
+                                     (after one failed) */
+    bool journal_dirty;           /* a record could not be written: rewrite
+                                     the journal before the next grant */
+    unsigned long journal_compactions;
+    json_t *journal_start;        /* its first record, for rewrites */
+    struct evbuffer *events_buf;  /* events not yet in the log */
+    struct event *events_ev;      /* writes them out soon */
     json_t *journal_live;         /* grant records to restore at start */
+    int *journal_lines;           /* and their line numbers */
+    double journal_opened;        /* monotonic, for the restore time */
+    struct event *compact_ev;
     off_t events_start;           /* where this run's events begin */
 
     double started;               /* wall clock */
@@ -115,6 +132,7 @@ struct conn {
     uid_t uid;
     bool dead;                    /* to be freed from the deferred event */
     bool closing;                 /* read no more; free once written */
+    bool processing;              /* conn_process is reading its lines */
     bool lingering;               /* written and shut for writing: discard
                                      input until the peer closes */
     bool watching;
@@ -165,7 +183,10 @@ struct lease {
     double expires;               /* wall clock; < 0: no ttl */
     struct event *ttl_ev, *owner_ev, *grace_ev;
     int pidfd;                    /* -1: none */
-    bool polled;                  /* owner checked by the 1 s poll */
+    pid_t watched;                /* the process whose exit ends the lease:
+                                     its owner, or after a restart the holder
+                                     of an orphaned lease; 0: none */
+    bool polled;                  /* watched is checked by the 1 s poll */
     struct lease *cprev, *cnext;  /* in conn->leases */
 };
 
@@ -180,6 +201,8 @@ void berthd_check_drained (struct berthd *d);
 void log_init (void);
 void log_msg (int prio, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
+int log_to_file (const char *path);   /* stderr goes there from now on */
+void log_reopen (void);               /* SIGHUP: reopen that file */
 
 /* server.c. A connection whose unread output (replies, events) passes
  * CONN_OUTPUT_PAUSE is not served further until its client has read it
@@ -191,6 +214,8 @@ void log_msg (int prio, const char *fmt, ...)
 int server_listen (struct berthd *d, berth_error_t *err);
 void server_close (struct berthd *d);
 void conn_send (struct conn *c, json_t *msg);            /* steals msg */
+/* A line already encoded (ending with a newline): stolen, freed here. */
+void conn_send_line (struct conn *c, char *line, size_t len);
 void conn_send_error (struct conn *c, json_t *id, const char *code,
                       const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
@@ -206,13 +231,17 @@ void dispatch_shutdown (struct berthd *d, bool force);
 /* leases.c */
 void handle_acquire (struct conn *c, struct proto_request *req);
 void handle_release (struct conn *c, struct proto_request *req);
+void handle_reclaim (struct conn *c, struct proto_request *req);
 int lease_grant (struct berthd *d, struct pending *p, uint64_t lease_id,
                  berth_error_t *err);
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);
 void lease_end_all (struct berthd *d, const char *reason);
 void leases_conn_closed (struct conn *c);
 struct lease *lease_lookup (struct berthd *d, const char *name);
-int lease_watch_owner (struct berthd *d, struct lease *ls);
+/* End ls when process pid exits (pid <= 0: nothing to watch). 0: watched;
+ * 1: pid is already gone; -1: out of resources. */
+int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid);
+void lease_unwatch (struct berthd *d, struct lease *ls);
 int lease_arm_ttl (struct berthd *d, struct lease *ls);
 void lease_free (struct berthd *d, struct lease *ls);
 /* The lease as the codec describes it (borrowed pointers; do not free). */
@@ -252,16 +281,20 @@ int jobend_status (struct berthd *d, json_t *allocation, bool ask);
 int events_open (struct berthd *d, berth_error_t *err);
 void events_reopen (struct berthd *d);
 void events_close (struct berthd *d);
+void events_flush (struct berthd *d);     /* the log up to date, now */
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
+void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
 int events_history (struct berthd *d, struct conn *c);
 
-/* journal.c: grants and releases, replayed after a crash. Build the ledgers
- * (d->ledger, d->empty) as the journal left them; then, once the event loop
- * and the queue exist, restore the lease records. */
+/* journal.c: grants and releases, restored after a crash, compacted while
+ * running. Build the ledgers (d->ledger, d->empty) as the journal left them;
+ * then, once the event loop and the queue exist, restore the lease records.
+ * journal_grant fails (nothing recorded) when the grant cannot be written;
+ * journal_release fails when the release could not be recorded (the journal
+ * is then rewritten before the next grant). */
 int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
-int journal_grant (struct berthd *d, const struct lease *ls,
-                   berth_error_t *err);
+int journal_grant (struct berthd *d, const struct lease *ls, berth_error_t *err);
 int journal_release (struct berthd *d, uint64_t id, const char *reason,
                      berth_error_t *err);
 void journal_close (struct berthd *d);

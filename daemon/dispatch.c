@@ -68,6 +68,8 @@ static void handle_resources (struct conn *c, struct proto_request *req)
 static void handle_status (struct conn *c, struct proto_request *req)
 {
     struct berthd *d = c->d;
+    /* whoever sees the state sees a log up to date with it */
+    events_flush (d);
     json_t *msg = proto_status_reply (req->id, status_allocation (d, req->status.time_left),
                                       status_leases (d), status_queue (d));
     if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0) {
@@ -142,6 +144,7 @@ static const struct {
     { PROTO_STATUS, handle_status },
     { PROTO_WATCH, handle_watch },
     { PROTO_SHUTDOWN, handle_shutdown },
+    { PROTO_RECLAIM, handle_reclaim },
 };
 
 void dispatch_line (struct conn *c, const char *line, size_t len)

@@ -1,11 +1,27 @@
-/* The journal (50-daemon.md "Durability and faults"): every grant and release
- * as one JSON line, appended before the client hears of it, in the state
- * directory (journal.jsonl). After a crash, berthd rebuilds its ledger by
- * replaying the same calls: the ledger is deterministic, so the same grants
- * land on the same cores, and no placement is ever handed out twice. The
- * first line records the ledger's nodes as they were built, so that a
- * restart replays against the same figures even where the credited memory
- * has moved since. A journal with no live lease left is set aside at start. */
+/* The journal (50-daemon.md "Durability and faults"): every grant and
+ * release as one JSON line in the state directory (journal.jsonl), written
+ * before the client hears of it. The file format, reading and the atomic
+ * rewrite are journal_file.c's; this file ties them to the daemon.
+ *
+ * After a crash (SIGKILL included) berthd puts back every lease the journal
+ * holds, on the very cores, GPUs and memory it was granted, under its id;
+ * later grants get higher ids, so nothing held is handed out twice and no
+ * id means two leases. The first line records the ledger's nodes as they
+ * were built, so a restart rebuilds the same ledger even where the credited
+ * memory has moved since. A journal with no live lease is set aside at
+ * start; while running, the journal is compacted (rewritten as the start
+ * record and the live grants) once it holds --journal-records records and
+ * JOURNAL_COMPACT_FACTOR times as many as there are live leases, so it
+ * stays bounded however many grants a job makes.
+ *
+ * A grant that cannot be recorded (after one try at compacting, which can
+ * make room under a per-file limit) is refused: nothing is handed out
+ * unrecorded. A failed append is cut back off, so the journal keeps whole
+ * lines. A release that cannot be recorded still ends the lease (the
+ * client is done with it); the journal is then rewritten from the live
+ * leases before the next grant, so the missing record cannot resurrect a
+ * lease over cores granted since. Appends are not fsync'd: a crash of
+ * berthd keeps what the kernel has; a crash of the node ends the job. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,74 +33,177 @@
 
 #include "berthd.h"
 #include "idset.h"
-#include "journal_parse.h"
+#include "journal_file.h"
 
-static void journal_path (const struct berthd *d, char *buf, size_t size,
-                          const char *suffix)
-{
-    snprintf (buf, size, "%s/journal.jsonl%s", d->state_dir, suffix);
-}
+#define JOURNAL_COMPACT_FACTOR 4
 
-static int write_line (struct berthd *d, json_t *rec, berth_error_t *err)
+/* ---- records ---- */
+
+static json_t *grant_record (struct berthd *d, const struct lease *ls)
 {
-    char *line = rec ? proto_line (rec) : NULL;
-    json_decref (rec);
-    if (!line)
-        return errprintf (err, "out of memory writing the journal");
-    size_t len = strlen (line), off = 0;
-    while (off < len) {
-        ssize_t w = write (d->journal_fd, line + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            free (line);
-            return errprintf (err, "writing the journal in %s: %s; the "
-                              "grant is refused", d->state_dir,
-                              strerror (errno));
-        }
-        off += (size_t) w;
+    const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
+    struct proto_lease pl;
+    if (!ll)
+        return NULL;
+    lease_to_proto (ls, true, &pl);
+    json_t *lj = proto_lease_json (&pl), *held = journal_held_json (ll);
+    if (!lj || !held) {
+        json_decref (lj);
+        json_decref (held);
+        return NULL;
     }
-    free (line);
-    return 0;
+    return json_pack ("{s:s s:I s:f s:o s:s s:b s:o s:i s:i s:i s:o s:o}",
+                      "op", "grant", "id", (json_int_t) ls->id,
+                      "time", ls->granted,
+                      "shape", journal_shape_json (&ls->shape),
+                      "layout", journal_layout_name (ls->layout),
+                      "detached", ls->detached,
+                      "expires", ls->expires >= 0 ? json_real (ls->expires)
+                                                  : json_null (),
+                      "owner", (int) ls->owner_pid,
+                      "peer_pid", (int) ls->peer_pid, "uid", (int) ls->uid,
+                      "lease", lj, "held", held);
 }
 
-static const char *layout_name (enum ledger_layout l)
+static void maybe_compact (struct berthd *d)
 {
-    return l == LEDGER_SCHEDULER ? "scheduler" : "cpu_binding";
+    size_t live = idmap_count (d->leases);
+    if (d->compact_ev && d->journal_records >= d->journal_retry
+        && d->journal_records > d->cfg.journal_records
+        && (size_t) d->journal_records > JOURNAL_COMPACT_FACTOR * (live + 1))
+        event_active (d->compact_ev, 0, 0);
 }
 
-static json_t *shape_json (const struct step_shape *s)
+static void append_done (struct berthd *d)
 {
-    return json_pack ("{s:b s:i s:i s:i s:i s:I s:I s:b s:b}", "mpi", s->mpi,
-                      "ntasks", s->ntasks, "cpus_per_task", s->cpus_per_task,
-                      "cores", s->cores, "gpus", s->gpus,
-                      "memory", (json_int_t) s->memory,
-                      "budget", (json_int_t) s->budget,
-                      "may_span", s->may_span, "local", s->local);
+    d->journal_records++;
+    maybe_compact (d);
+}
+
+static int by_lease_id (const void *a, const void *b)
+{
+    uint64_t x = (*(struct lease *const *) a)->id;
+    uint64_t y = (*(struct lease *const *) b)->id;
+    return x < y ? -1 : x > y;
+}
+
+struct lease_list {
+    struct lease **v;
+    size_t n;
+};
+
+static void list_lease (void *value, void *arg)
+{
+    struct lease_list *l = arg;
+    l->v[l->n++] = value;
+}
+
+/* Rewrite the journal as the start record and the live grants (without
+ * skip, a lease being granted that is not to be recorded yet). */
+static int compact (struct berthd *d, const struct lease *skip,
+                    berth_error_t *err)
+{
+    size_t n = idmap_count (d->leases);
+    struct lease_list l = { malloc ((n + 1) * sizeof (*l.v)), 0 };
+    json_t **recs = calloc (n + 1, sizeof (*recs));
+    size_t k = 0;
+    int rc = -1;
+    if (!l.v || !recs) {
+        errprintf (err, "out of memory");
+        goto done;
+    }
+    idmap_each (d->leases, list_lease, &l);
+    qsort (l.v, l.n, sizeof (*l.v), by_lease_id);
+    recs[k] = json_copy (d->journal_start);
+    if (!recs[k] || json_object_set_new (recs[k], "next_id", json_integer (
+                        (json_int_t) ledger_next_id (d->ledger))) < 0
+        || json_object_set_new (recs[k], "compacted",
+                                json_real (now_wall ())) < 0) {
+        errprintf (err, "out of memory");
+        goto done;
+    }
+    k++;
+    for (size_t i = 0; i < l.n; i++) {
+        if (l.v[i] == skip)
+            continue;
+        if (!(recs[k++] = grant_record (d, l.v[i]))) {
+            errprintf (err, "out of memory recording %s", l.v[i]->name);
+            goto done;
+        }
+    }
+    int fd;
+    off_t size;
+    if (journal_rewrite (d->journal_path, recs, k, &fd, &size, err) < 0)
+        goto done;
+    close (d->journal_fd);
+    d->journal_fd = fd;
+    d->journal_size = size;
+    d->journal_records = (int) k;
+    d->journal_retry = 0;
+    d->journal_dirty = false;
+    d->journal_compactions++;
+    rc = 0;
+done:
+    for (size_t i = 0; recs && i < k; i++)
+        json_decref (recs[i]);
+    free (recs);
+    free (l.v);
+    return rc;
+}
+
+static void compact_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct berthd *d = arg;
+    berth_error_t err;
+    if (compact (d, NULL, &err) < 0) {
+        if (d->journal_dirty)
+            log_msg (LOG_WARNING, "rewriting the journal %s: %s; it lacks a "
+                     "release, so it is rewritten before the next grant",
+                     d->journal_path, err.text);
+        else
+            log_msg (LOG_WARNING, "compacting the journal %s: %s; it keeps "
+                     "growing, and is tried again after %d more records",
+                     d->journal_path, err.text, d->cfg.journal_records);
+        d->journal_retry = d->journal_records + d->cfg.journal_records;
+    }
 }
 
 int journal_grant (struct berthd *d, const struct lease *ls,
                    berth_error_t *err)
 {
-    struct proto_lease pl;
-    lease_to_proto (ls, true, &pl);
-    json_t *lj = proto_lease_json (&pl);
-    json_t *rec = lj ? json_pack ("{s:s s:I s:f s:o s:s s:b s:o s:i s:i s:i "
-                                  "s:o}", "op", "grant",
-                                  "id", (json_int_t) ls->id, "time", ls->granted,
-                                  "shape", shape_json (&ls->shape),
-                                  "layout", layout_name (ls->layout),
-                                  "detached", ls->detached,
-                                  "expires", ls->expires >= 0
-                                             ? json_real (ls->expires)
-                                             : json_null (),
-                                  "owner", (int) ls->owner_pid,
-                                  "peer_pid", (int) ls->peer_pid,
-                                  "uid", (int) ls->uid, "lease", lj)
-                     : NULL;
+    berth_error_t why;
+    if (d->journal_dirty && compact (d, ls, &why) < 0)
+        return errprintf (err, "cannot record the grant of %s: the journal "
+                          "%s lacks a release that could not be written, and "
+                          "rewriting it failed (%s); the grant is refused, "
+                          "as berthd hands out nothing unrecorded (free "
+                          "space where the state directory is)", ls->name,
+                          d->journal_path, why.text);
+    json_t *rec = grant_record (d, ls);
     if (!rec)
         return errprintf (err, "out of memory journaling %s", ls->name);
-    return write_line (d, rec, err);
+    bool torn = false;
+    int rc = journal_append (d->journal_fd, d->journal_path, &d->journal_size,
+                             json_incref (rec), &torn, &why);
+    /* Out of room: the journal without its released grants may be much
+     * smaller (a per-file limit, a quota); rewrite it and try once more. */
+    berth_error_t again;
+    if (rc < 0 && !torn && compact (d, ls, &again) == 0)
+        rc = journal_append (d->journal_fd, d->journal_path, &d->journal_size,
+                             json_incref (rec), &torn, &why);
+    json_decref (rec);
+    if (rc < 0) {
+        if (torn)
+            d->journal_dirty = true;
+        return errprintf (err, "cannot record the grant of %s: %s; the grant "
+                          "is refused, as berthd hands out nothing "
+                          "unrecorded (free space where the state directory "
+                          "is)", ls->name, why.text);
+    }
+    append_done (d);
+    return 0;
 }
 
 int journal_release (struct berthd *d, uint64_t id, const char *reason,
@@ -92,9 +211,23 @@ int journal_release (struct berthd *d, uint64_t id, const char *reason,
 {
     if (d->journal_fd < 0)
         return 0;
-    return write_line (d, json_pack ("{s:s s:I s:f s:s}", "op", "release",
-                                     "id", (json_int_t) id, "time", now_wall (),
-                                     "reason", reason), err);
+    bool torn = false;
+    json_t *rec = json_pack ("{s:s s:I s:f s:s}", "op", "release",
+                             "id", (json_int_t) id, "time", now_wall (),
+                             "reason", reason);
+    if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
+                        &torn, err) < 0) {
+        /* The lease ends anyway; the journal is rewritten from the live
+         * leases soon (if there is room by then) and at the latest before
+         * anything else is granted. */
+        d->journal_dirty = true;
+        if (d->compact_ev)
+            event_active (d->compact_ev, 0, 0);
+        return errprefix (err, "L%llu ends unrecorded: ",
+                          (unsigned long long) id);
+    }
+    append_done (d);
+    return 0;
 }
 
 void journal_close (struct berthd *d)
@@ -102,8 +235,15 @@ void journal_close (struct berthd *d)
     if (d->journal_fd >= 0)
         close (d->journal_fd);
     d->journal_fd = -1;
+    if (d->compact_ev)
+        event_free (d->compact_ev);
+    d->compact_ev = NULL;
     json_decref (d->journal_live);
     d->journal_live = NULL;
+    free (d->journal_lines);
+    d->journal_lines = NULL;
+    json_decref (d->journal_start);
+    d->journal_start = NULL;
 }
 
 /* ---- the ledger's nodes ---- */
@@ -181,7 +321,8 @@ static int specs_from_start (json_t *start, const struct allocation *a,
     return 0;
 }
 
-static json_t *start_record (const struct berthd *d, const struct specs *s)
+static json_t *start_record (const struct specs *s, const char *job,
+                             uint64_t next_id)
 {
     json_t *nodes = json_array ();
     for (int i = 0; nodes && i < s->n; i++) {
@@ -198,60 +339,15 @@ static json_t *start_record (const struct berthd *d, const struct specs *s)
         }
         free (ids);
     }
-    return nodes ? json_pack ("{s:s s:f s:i s:s? s:i s:o}", "op", "start",
+    return nodes ? json_pack ("{s:s s:i s:f s:i s:s? s:i s:I s:o}", "op",
+                              "start", "format", JOURNAL_FORMAT,
                               "time", now_wall (), "pid", (int) getpid (),
-                              "job", d->alloc->job_id, "local_node", s->local,
-                              "nodes", nodes)
+                              "job", job, "local_node", s->local,
+                              "next_id", (json_int_t) next_id, "nodes", nodes)
                  : NULL;
 }
 
-/* ---- reading ---- */
-
-/* Records of a journal file, in order. A last line cut short by a crash is
- * dropped (and cut from the file); *good is where the whole lines end. */
-static int read_records (const char *path, json_t **out, off_t *good,
-                         berth_error_t *err)
-{
-    FILE *f = fopen (path, "re");
-    *out = NULL;
-    *good = 0;
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
-        return errprintf (err, "cannot read the journal %s: %s", path,
-                          strerror (errno));
-    }
-    json_t *recs = json_array ();
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int lineno = 0, rc = 0;
-    while (recs && (len = getline (&line, &cap, f)) > 0) {
-        lineno++;
-        json_t *r = journal_parse_line (line, (size_t) len);
-        if (!r) {
-            if (fgetc (f) == EOF) {
-                log_msg (LOG_WARNING, "journal %s: line %d is incomplete "
-                         "(cut short by a crash); ignoring it", path, lineno);
-                break;
-            }
-            rc = errprintf (err, "journal %s: line %d is not a JSON object; "
-                            "move the state directory aside to start afresh",
-                            path, lineno);
-            break;
-        }
-        json_array_append_new (recs, r);
-        *good += len;
-    }
-    free (line);
-    fclose (f);
-    if (rc < 0 || !recs) {
-        json_decref (recs);
-        return rc < 0 ? rc : errprintf (err, "out of memory");
-    }
-    *out = recs;
-    return 0;
-}
+/* ---- start-up ---- */
 
 static bool same_placement (const struct placement *a,
                             const struct placement *b)
@@ -270,86 +366,110 @@ static bool same_placement (const struct placement *a,
     return true;
 }
 
-int journal_open_ledger (struct berthd *d, berth_error_t *err)
+/* Put the journal's live leases back into the ledger, as they were held. */
+static int restore_ledger (struct berthd *d, const struct journal_contents *jc,
+                           berth_error_t *err)
 {
-    char path[PATH_MAX + 32], aside[PATH_MAX + 32];
-    journal_path (d, path, sizeof (path), "");
-    journal_path (d, aside, sizeof (aside), ".prev");
-    json_t *recs = NULL, *live = json_object ();
-    struct specs s = { 0 };
-    off_t good = 0;
-    int rc = -1;
     size_t i;
     json_t *rec;
-    if (!live || read_records (path, &recs, &good, err) < 0)
-        goto done;
-    /* Which leases are still live, and is the journal this allocation's? */
-    json_array_foreach (recs, i, rec) {
-        const char *op = json_string_value (json_object_get (rec, "op"));
-        char key[32];
-        snprintf (key, sizeof (key), "%lld", (long long) json_integer_value (
-                                                 json_object_get (rec, "id")));
-        if (op && strcmp (op, "grant") == 0)
-            json_object_set (live, key, rec);
-        else if (op && strcmp (op, "release") == 0)
-            json_object_del (live, key);
+    json_array_foreach (jc->live, i, rec) {
+        berth_error_t why;
+        struct ledger_lease *ll = journal_grant_lease (rec, &why);
+        int rc = ll ? ledger_restore (d->ledger, ll, &why) : -1;
+        free (ll);
+        if (rc < 0)
+            return errprintf (err, "journal %s: line %d: the lease cannot be "
+                              "restored: %s; move the state directory aside "
+                              "to start with nothing held", d->journal_path,
+                              jc->live_lines[i], why.text);
     }
+    ledger_raise_next_id (d->ledger, jc->next_id);
+    return 0;
+}
+
+int journal_open_ledger (struct berthd *d, berth_error_t *err)
+{
+    char aside[PATH_MAX + 40];
+    snprintf (d->journal_path, sizeof (d->journal_path), "%s/journal.jsonl",
+              d->state_dir);
+    snprintf (aside, sizeof (aside), "%s.prev", d->journal_path);
+    struct journal_contents jc;
+    struct specs s = { 0 };
+    int rc = -1;
+    d->journal_opened = now_mono ();
+    if (journal_read (d->journal_path, &jc, err) < 0)
+        return -1;
+    if (jc.warning[0])
+        log_msg (LOG_WARNING, "%s", jc.warning);
+    size_t live = jc.live ? json_array_size (jc.live) : 0;
     berth_error_t why;
-    if (recs && json_object_size (live) > 0
-        && specs_from_start (json_array_get (recs, 0), d->alloc, &s, &why) < 0) {
+    bool ours = jc.start && specs_from_start (jc.start, d->alloc, &s,
+                                              &why) == 0;
+    if (jc.start && !ours && live > 0)
         log_msg (LOG_WARNING, "the journal %s is not this allocation's (%s): "
-                 "setting it aside as %s", path, why.text, aside);
+                 "setting it aside as %s", d->journal_path, why.text, aside);
+    /* Lease ids go on from where this allocation's journal left them. */
+    uint64_t next_id = ours ? jc.next_id : 1;
+    bool fresh = !jc.start || !ours || live == 0;
+    if (fresh) {
+        /* Nothing held: a fresh journal with today's figures. */
         specs_free (&s);
-        json_object_clear (live);
-    }
-    if (recs && json_object_size (live) == 0) {
-        /* Nothing held: start a fresh journal with today's figures. */
-        if (rename (path, aside) < 0) {
-            errprintf (err, "cannot set the journal %s aside: %s", path,
-                       strerror (errno));
+        if (rename (d->journal_path, aside) < 0 && errno != ENOENT) {
+            errprintf (err, "cannot set the journal %s aside: %s",
+                       d->journal_path, strerror (errno));
             goto done;
         }
-        json_decref (recs);
-        recs = NULL;
+        if (specs_from_alloc (d->alloc, &s, err) < 0)
+            goto done;
     }
-    if (!s.v && specs_from_alloc (d->alloc, &s, err) < 0)
-        goto done;
     if (!(d->ledger = ledger_create (s.v, s.n, s.local, err))
         || !(d->empty = ledger_create (s.v, s.n, s.local, err)))
         goto done;
-    json_array_foreach (recs, i, rec) {
-        const char *op = json_string_value (json_object_get (rec, "op"));
-        json_int_t id = json_integer_value (json_object_get (rec, "id"));
-        if (op && strcmp (op, "grant") == 0) {
-            if (journal_replay_grant (d->ledger, rec, JOURNAL_MAX_ID_GAP,
-                                      err) < 0) {
-                errprefix (err, "replaying the journal %s: ", path);
-                goto done;
-            }
-        }
-        else if (op && strcmp (op, "release") == 0)
-            ledger_release (d->ledger, (uint64_t) id, NULL);
-    }
-    d->journal_fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-                          0600);
+    if (!fresh && restore_ledger (d, &jc, err) < 0)
+        goto done;
+    ledger_raise_next_id (d->ledger, next_id);
+    d->journal_fd = open (d->journal_path, O_RDWR | O_APPEND | O_CREAT
+                          | O_CLOEXEC, 0600);
     if (d->journal_fd < 0) {
-        errprintf (err, "cannot open the journal %s: %s", path,
+        errprintf (err, "cannot open the journal %s: %s", d->journal_path,
                    strerror (errno));
         goto done;
     }
-    if (recs && ftruncate (d->journal_fd, good) < 0) {
-        errprintf (err, "cannot cut the incomplete line off the journal %s: "
-                   "%s", path, strerror (errno));
+    if (!(d->compact_ev = event_new (d->base, -1, 0, compact_cb, d))) {
+        errprintf (err, "out of memory");
         goto done;
     }
-    if (!recs && write_line (d, start_record (d, &s), err) < 0)
-        goto done;
-    d->journal_live = live;
-    live = NULL;
+    if (fresh) {
+        bool torn = false;
+        d->journal_size = 0;
+        d->journal_start = start_record (&s, d->alloc->job_id, next_id);
+        if (!d->journal_start) {
+            errprintf (err, "out of memory");
+            goto done;
+        }
+        if (journal_append (d->journal_fd, d->journal_path, &d->journal_size,
+                            json_incref (d->journal_start), &torn, err) < 0)
+            goto done;
+        d->journal_records = 1;
+    }
+    else {
+        /* A torn last line is cut off, so that records go on after whole
+         * lines. */
+        if (ftruncate (d->journal_fd, jc.good) < 0) {
+            errprintf (err, "cannot cut the incomplete last line off the "
+                       "journal %s: %s", d->journal_path, strerror (errno));
+            goto done;
+        }
+        d->journal_size = jc.good;
+        d->journal_records = jc.records;
+        d->journal_start = json_incref (jc.start);
+        d->journal_live = json_incref (jc.live);
+        d->journal_lines = jc.live_lines;
+        jc.live_lines = NULL;
+    }
     rc = 0;
 done:
-    json_decref (recs);
-    json_decref (live);
+    journal_contents_free (&jc);
     specs_free (&s);
     return rc;
 }
@@ -364,24 +484,26 @@ static void grace_cb (evutil_socket_t fd, short what, void *arg)
 static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
                     const char **reason, berth_error_t *err)
 {
-    json_int_t id;
+    json_int_t id = json_integer_value (json_object_get (rec, "id"));
     json_t *lj, *expires;
     int detached, owner, peer, uid;
     double granted;
     struct proto_lease pl;
-    if (json_unpack (rec, "{s:I s:f s:b s:o s:i s:i s:i s:o}", "id", &id,
-                     "time", &granted, "detached", &detached, "expires",
-                     &expires, "owner", &owner, "peer_pid", &peer, "uid", &uid,
-                     "lease", &lj) < 0
-        || proto_decode_lease (lj, &pl, err) < 0)
-        return errprintf (err, "grant record of L%lld is unreadable",
+    *endnow = NULL;
+    if (json_unpack (rec, "{s:f s:b s:o s:i s:i s:i s:o}", "time", &granted,
+                     "detached", &detached, "expires", &expires, "owner",
+                     &owner, "peer_pid", &peer, "uid", &uid, "lease", &lj) < 0)
+        return errprintf (err, "the grant record of L%lld lacks time, "
+                          "detached, expires, owner, peer_pid, uid or lease",
                           (long long) id);
+    if (proto_decode_lease (lj, &pl, err) < 0)
+        return errprefix (err, "the lease of L%lld: ", (long long) id);
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, (uint64_t) id);
     struct lease *ls = calloc (1, sizeof (*ls));
     if (!ll || !ls) {
         free (ls);
         proto_lease_free (&pl);
-        return errprintf (err, "L%lld is not in the replayed ledger",
+        return errprintf (err, "L%lld is not in the restored ledger",
                           (long long) id);
     }
     ls->id = (uint64_t) id;
@@ -406,19 +528,25 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     pl.nenv = 0;
     int rc = ledger_lease_placement (d->ledger, ll, &ls->placement, err);
     if (rc == 0 && !same_placement (&ls->placement, &pl.placement))
-        rc = errprintf (err, "L%lld replays onto other cores than it was "
-                        "granted", (long long) id);
+        rc = errprintf (err, "L%lld holds other cores in the ledger than its "
+                        "lease names", (long long) id);
     proto_lease_free (&pl);
     if (rc < 0 || idmap_put (d->leases, ls->id, ls) < 0) {
         lease_free (d, ls);
         return rc < 0 ? -1 : errprintf (err, "out of memory");
     }
-    *endnow = NULL;
     if (!ls->detached) {
-        /* Its connection died with the old daemon; its holder gets a grace
-         * period to release it by id before it is freed. */
+        /* Its connection died with the old daemon. If the process that held
+         * it is gone too, so is the lease; else it waits for its holder to
+         * reconnect and reclaim it (or release it) by id. */
+        int w = lease_watch_pid (d, ls, ls->peer_pid);
+        if (w == 1) {
+            *endnow = ls;
+            *reason = "disconnected";
+            return 0;
+        }
         struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
-        if (!(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
+        if (w < 0 || !(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
             || evtimer_add (ls->grace_ev, &tv) < 0)
             return errprintf (err, "out of memory");
         return 0;
@@ -428,7 +556,7 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
         *reason = "expired";
         return 0;
     }
-    int w = lease_watch_owner (d, ls);
+    int w = lease_watch_pid (d, ls, ls->owner_pid);
     if (w == 1) {
         *endnow = ls;
         *reason = "owner_exited";
@@ -441,36 +569,52 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
 
 int journal_restore_leases (struct berthd *d, berth_error_t *err)
 {
-    const char *key;
+    size_t nlive = d->journal_live ? json_array_size (d->journal_live) : 0;
+    struct lease **endnow = calloc (nlive + 1, sizeof (*endnow));
+    const char **reasons = calloc (nlive + 1, sizeof (*reasons));
+    size_t i, n = 0, orphaned = 0;
     json_t *rec;
-    int n = 0, ended = 0;
-    struct lease **endnow = calloc (json_object_size (d->journal_live) + 1,
-                                    sizeof (*endnow));
-    const char **reasons = calloc (json_object_size (d->journal_live) + 1,
-                                   sizeof (*reasons));
+    int rc = -1;
     if (!endnow || !reasons) {
-        free (endnow);
-        free (reasons);
-        return errprintf (err, "out of memory");
+        errprintf (err, "out of memory");
+        goto done;
     }
-    json_object_foreach (d->journal_live, key, rec) {
+    json_array_foreach (d->journal_live, i, rec) {
         if (restore (d, rec, &endnow[n], &reasons[n], err) < 0) {
-            free (endnow);
-            free (reasons);
-            return errprefix (err, "restoring leases from the journal: ");
+            errprefix (err, "journal %s: line %d: ", d->journal_path,
+                       d->journal_lines[i]);
+            goto done;
         }
         if (endnow[n])
             n++;
     }
     size_t restored = idmap_count (d->leases);
-    for (int i = 0; i < n; i++, ended++)
+    for (i = 0; i < n; i++)
         lease_end (d, endnow[i], reasons[i]);
-    if (restored)
-        log_msg (LOG_NOTICE, "restored %zu leases from the journal (%d ended "
-                 "since: ttl or owner gone)", restored, ended);
+    if (restored) {
+        struct lease_list l = { malloc ((restored + 1) * sizeof (*l.v)), 0 };
+        if (l.v) {
+            idmap_each (d->leases, list_lease, &l);
+            for (i = 0; i < l.n; i++)
+                orphaned += !l.v[i]->detached;
+            free (l.v);
+        }
+        log_msg (LOG_NOTICE, "restored %zu leases from the journal in %.0f "
+                 "ms: %zu ended since (ttl, owner or holder gone); %zu "
+                 "connection-bound leases wait %.0f s for their holders to "
+                 "reclaim them", restored,
+                 (now_mono () - d->journal_opened) * 1000, n, orphaned,
+                 d->cfg.reclaim_grace);
+    }
+    /* A journal read back may be long: compact it now if it is due. */
+    maybe_compact (d);
+    rc = 0;
+done:
     free (endnow);
     free (reasons);
     json_decref (d->journal_live);
     d->journal_live = NULL;
-    return 0;
+    free (d->journal_lines);
+    d->journal_lines = NULL;
+    return rc;
 }

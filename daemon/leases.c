@@ -263,12 +263,19 @@ int lease_arm_ttl (struct berthd *d, struct lease *ls)
     return 0;
 }
 
+/* A detached lease's owner exited; or, after a restart, the process that
+ * held an orphaned connection-bound lease did, as if it had disconnected. */
+static const char *gone_reason (const struct lease *ls)
+{
+    return ls->detached ? "owner_exited" : "disconnected";
+}
+
 static void owner_cb (evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
     (void) what;
     struct lease *ls = arg;
-    lease_end (NULL, ls, "owner_exited");
+    lease_end (NULL, ls, gone_reason (ls));
 }
 
 static bool pid_gone (pid_t pid)
@@ -285,7 +292,7 @@ static void collect_gone (void *value, void *arg)
 {
     struct lease *ls = value;
     struct gone *g = arg;
-    if (ls->polled && pid_gone (ls->owner_pid))
+    if (ls->polled && pid_gone (ls->watched))
         g->v[g->n++] = ls;
 }
 
@@ -300,18 +307,18 @@ static void poll_cb (evutil_socket_t fd, short what, void *arg)
         return;
     idmap_each (d->leases, collect_gone, &g);
     for (int i = 0; i < g.n; i++)
-        lease_end (d, g.v[i], "owner_exited");
+        lease_end (d, g.v[i], gone_reason (g.v[i]));
     free (g.v);
     if (d->npolled == 0)
         evtimer_del (d->poll_ev);
 }
 
-/* 0: watched; 1: the owner is already gone; -1: out of resources. */
-int lease_watch_owner (struct berthd *d, struct lease *ls)
+int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid)
 {
-    if (ls->owner_pid <= 0)
+    if (pid <= 0)
         return 0;
-    int fd = (int) syscall (SYS_pidfd_open, ls->owner_pid, 0);
+    ls->watched = pid;
+    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
     if (fd >= 0) {
         ls->pidfd = fd;
         if (!(ls->owner_ev = event_new (d->base, fd, EV_READ, owner_cb, ls))
@@ -319,7 +326,7 @@ int lease_watch_owner (struct berthd *d, struct lease *ls)
             return -1;
         return 0;
     }
-    if (errno == ESRCH || pid_gone (ls->owner_pid))
+    if (errno == ESRCH || pid_gone (pid))
         return 1;
     if (!d->poll_ev
         && !(d->poll_ev = event_new (d->base, -1, EV_PERSIST, poll_cb, d)))
@@ -330,6 +337,21 @@ int lease_watch_owner (struct berthd *d, struct lease *ls)
         event_add (d->poll_ev, &tv);
     }
     return 0;
+}
+
+void lease_unwatch (struct berthd *d, struct lease *ls)
+{
+    if (ls->owner_ev)
+        event_free (ls->owner_ev);
+    ls->owner_ev = NULL;
+    if (ls->pidfd >= 0)
+        close (ls->pidfd);
+    ls->pidfd = -1;
+    if (ls->polled) {
+        ls->polled = false;
+        d->npolled--;
+    }
+    ls->watched = 0;
 }
 
 /* ---- grant and end ---- */
@@ -404,7 +426,18 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                         "lease");
         goto fail;
     }
+    struct lease_text lt;
+    struct proto_lease pl;
+    lease_to_proto (ls, false, &pl);
+    pl.env = ls->env;             /* kept apart, for where it is asked */
+    pl.nenv = ls->nenv;
+    if (lease_text_build (&pl, &lt) < 0) {
+        errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory encoding %s",
+                        ls->name);
+        goto fail;
+    }
     if (journal_grant (d, ls, err) < 0) {
+        lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
         goto fail;
     }
@@ -412,19 +445,32 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         link_conn (ls, p->conn);
     int owner = 0;
     if ((ls->expires >= 0 && lease_arm_ttl (d, ls) < 0)
-        || (owner = lease_watch_owner (d, ls)) < 0)
+        || (owner = lease_watch_pid (d, ls, ls->owner_pid)) < 0)
         log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
                  "only by release", ls->name);
-    struct proto_lease pl;
-    lease_to_proto (ls, p->acq.env, &pl);
-    json_t *reply = proto_acquire_reply (p->id, &pl);
+    /* the reply: {"id": ..., "ok": true, <the lease's members>} */
+    char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
+    char head[1024], evhead[96];
+    size_t len = 0;
+    char *warning = NULL;
     if (late[0]) {
         log_msg (LOG_WARNING, "%s: %s", ls->name, late);
-        json_object_set_new (reply, "warning", json_string (late));
+        json_t *w = json_string (late);
+        warning = w ? json_dumps (w, JSON_ENCODE_ANY) : NULL;
+        json_decref (w);
     }
-    conn_send (p->conn, reply);
-    lease_to_proto (ls, false, &pl);
-    events_emit (d, proto_event_granted (ls->granted, &pl));
+    snprintf (head, sizeof (head), "{\"id\":%s,\"ok\":true,%s%s%s",
+              idtext ? idtext : "null", warning ? "\"warning\":" : "",
+              warning ? warning : "", warning ? "," : "");
+    free (idtext);
+    free (warning);
+    char *reply = lease_text_line (&lt, head, p->acq.env, "}", &len);
+    conn_send_line (p->conn, reply, len);
+    snprintf (evhead, sizeof (evhead), "{\"event\":\"granted\",\"time\":%s,",
+              lt.time);
+    char *ev = lease_text_line (&lt, evhead, false, "}", &len);
+    events_emit_line (d, ev, ev ? len : 0);
+    lease_text_free (&lt);
     notify_status_soon (d);
     if (owner == 1)       /* exited between the request and the grant */
         lease_end (d, ls, "owner_exited");
@@ -445,8 +491,14 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason)
         log_msg (LOG_ERR, "releasing %s: %s", ls->name, err.text);
     if (journal_release (d, ls->id, reason, &err) < 0)
         log_msg (LOG_ERR, "%s", err.text);
-    events_emit (d, proto_event_released (now_wall (), ls->name, ls->label,
-                                          reason));
+    size_t len = 0;
+    char *ev = released_event_line (now_wall (), ls->name, ls->label, reason,
+                                    &len);
+    if (ev)
+        events_emit_line (d, ev, len);
+    else
+        events_emit (d, proto_event_released (now_wall (), ls->name,
+                                              ls->label, reason));
     lease_free (d, ls);
     queue_schedule_soon (d);
     notify_status_soon (d);
@@ -565,5 +617,60 @@ void handle_release (struct conn *c, struct proto_request *req)
     char id[sizeof (ls->name)];
     snprintf (id, sizeof (id), "%s", ls->name);
     lease_end (d, ls, "released");
-    conn_send (c, proto_release_reply (req->id, id));
+    size_t len = 0;
+    char *line = release_reply_line (req->id, id, &len);
+    if (line)
+        conn_send_line (c, line, len);
+    else
+        conn_send (c, proto_release_reply (req->id, id));
+}
+
+/* After a restart, a connection-bound lease has no connection: its holder
+ * reconnects and takes it back by id, and the lease is bound to the new
+ * connection from then on (it ends when that one closes). */
+void handle_reclaim (struct conn *c, struct proto_request *req)
+{
+    struct berthd *d = c->d;
+    const char *name = req->reclaim.lease;
+    struct lease *ls = lease_lookup (d, name);
+    if (!ls) {
+        conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
+                         "was never granted, is already released, or was "
+                         "freed when no one reclaimed it within %.0f s of "
+                         "berthd's restart", name, d->cfg.reclaim_grace);
+        return;
+    }
+    if (ls->detached) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' "
+                         "is detached: it belongs to no connection, so there "
+                         "is nothing to reclaim; release it by id when done",
+                         name);
+        return;
+    }
+    if (ls->conn && ls->conn != c) {
+        conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' is held "
+                         "by another open connection (pid %d); only a lease "
+                         "orphaned by a restart of berthd can be reclaimed",
+                         name, (int) ls->conn->pid);
+        return;
+    }
+    if (!ls->conn) {
+        if (c->nleases >= d->cfg.max_leases_per_conn) {
+            conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection "
+                             "holds %d leases, the limit; release some first",
+                             c->nleases);
+            return;
+        }
+        if (ls->grace_ev)
+            event_free (ls->grace_ev);
+        ls->grace_ev = NULL;
+        lease_unwatch (d, ls);
+        ls->peer_pid = c->pid;
+        link_conn (ls, c);
+        log_msg (LOG_INFO, "%s reclaimed by pid %d", ls->name, (int) c->pid);
+        notify_status_soon (d);
+    }
+    struct proto_lease pl;
+    lease_to_proto (ls, true, &pl);
+    conn_send (c, proto_acquire_reply (req->id, &pl));
 }

@@ -35,6 +35,8 @@ struct lnode {
     uint64_t gpu_free;
     int64_t memory, unbudgeted;    /* -1: unknown */
     int nleases;
+    bool reserved;             /* held back for a waiting request: out of
+                                  the buckets, so nothing is placed here */
 };
 
 struct ledger {
@@ -51,6 +53,7 @@ struct ledger {
     uint64_t next_id;
     uint64_t *tmp;             /* 2 * W words of scratch */
     int *sel;                  /* n node indices of scratch */
+    int *resv, nresv;          /* reserved nodes */
 };
 
 /* ---- bits ---- */
@@ -157,9 +160,11 @@ static int ns_next (const struct ledger *l, const struct nodeset *s, int from)
 static void set_free (struct ledger *l, int i, int nfree)
 {
     struct lnode *nd = &l->nodes[i];
-    ns_del (&l->bucket[nd->nfree], i);
+    if (!nd->reserved)
+        ns_del (&l->bucket[nd->nfree], i);
     nd->nfree = nfree;
-    ns_add (&l->bucket[nfree], i);
+    if (!nd->reserved)
+        ns_add (&l->bucket[nfree], i);
 }
 
 /* ---- lease table ---- */
@@ -240,6 +245,7 @@ void ledger_destroy (struct ledger *l)
     free (l->nsbits);
     free (l->tmp);
     free (l->sel);
+    free (l->resv);
     free (l);
     errno = saved;
 }
@@ -262,6 +268,15 @@ static int check_spec (const struct ledger_node_spec *s, int i,
             return errprintf (err, "node %s: core id %d is outside 0-%d",
                               s->name, s->cores[j], MAX_CORE_ID - 1);
     return 0;
+}
+
+/* The same usable core ids as the node before (checked and set once). */
+static bool same_cores (const struct ledger_node_spec *a,
+                        const struct ledger_node_spec *b)
+{
+    return a->ncores == b->ncores && a->ncores > 0 && a->cores && b->cores
+           && (a->cores == b->cores
+               || !memcmp (a->cores, b->cores, a->ncores * sizeof (int)));
 }
 
 static int by_name (const void *a, const void *b)
@@ -301,6 +316,11 @@ struct ledger *ledger_create (const struct ledger_node_spec *nodes,
     }
     int maxid = 0;
     for (int i = 0; i < nnodes; i++) {
+        /* Nodes alike (the usual case) are checked once. */
+        if (i > 0 && same_cores (&nodes[i], &nodes[i - 1])
+            && nodes[i].name && *nodes[i].name && nodes[i].gpus >= 0
+            && nodes[i].gpus <= MAX_GPUS && nodes[i].memory >= -1)
+            continue;
         if (check_spec (&nodes[i], i, err) < 0)
             return NULL;
         for (int j = 0; j < nodes[i].ncores; j++)
@@ -324,7 +344,8 @@ struct ledger *ledger_create (const struct ledger_node_spec *nodes,
     l->slot = calloc (l->nslots, sizeof (*l->slot));
     l->tmp = calloc (2 * l->W, sizeof (uint64_t));
     l->sel = calloc (nnodes, sizeof (int));
-    if (!l->nodes || !l->bits || !l->slot || !l->tmp || !l->sel)
+    l->resv = calloc (nnodes, sizeof (int));
+    if (!l->nodes || !l->bits || !l->slot || !l->tmp || !l->sel || !l->resv)
         goto nomem;
     l->mincores = INT_MAX;
     l->mingpus = INT_MAX;
@@ -335,7 +356,11 @@ struct ledger *ledger_create (const struct ledger_node_spec *nodes,
             goto nomem;
         nd->usable = l->bits + (size_t) i * 2 * l->W;
         nd->free = nd->usable + l->W;
-        for (int j = 0; j < nodes[i].ncores; j++) {
+        bool alike = i > 0 && same_cores (&nodes[i], &nodes[i - 1]);
+        if (alike)
+            memcpy (nd->usable, l->nodes[i - 1].usable,
+                    l->W * sizeof (uint64_t));
+        for (int j = 0; j < nodes[i].ncores && !alike; j++) {
             int id = nodes[i].cores[j];
             if (nd->usable[id >> 6] & bit (id)) {
                 errprintf (err, "node %s lists core id %d twice", nd->name,
@@ -496,7 +521,8 @@ static void lowest_gpus (uint64_t mask, int g, int *ids)
 static int pick_node (struct ledger *l, const struct demand *d, bool local)
 {
     if (local) {
-        if (l->local < 0 || !node_fits (&l->nodes[l->local], d))
+        if (l->local < 0 || l->nodes[l->local].reserved
+            || !node_fits (&l->nodes[l->local], d))
             return -1;
         return l->local;
     }
@@ -748,6 +774,102 @@ static struct ledger_lease *place_span (struct ledger *l,
     return NULL;
 }
 
+/* ---- holding nodes for a waiting request ---- */
+
+/* How far node nd is from holding demand d: the missing share of its
+ * cores plus that of its GPUs; 0 when it holds it. */
+static double shortfall (const struct lnode *nd, const struct demand *d)
+{
+    double s = 0;
+    if (nd->nfree < d->cores)
+        s += (double) (d->cores - nd->nfree) / d->cores;
+    if (d->gpus > 0 && nd->nfree_gpus < d->gpus)
+        s += (double) (d->gpus - nd->nfree_gpus) / d->gpus;
+    return s;
+}
+
+static void reserve_node (struct ledger *l, int i)
+{
+    struct lnode *nd = &l->nodes[i];
+    ns_del (&l->bucket[nd->nfree], i);
+    nd->reserved = true;
+    l->resv[l->nresv++] = i;
+}
+
+int ledger_reserve_for (struct ledger *l, const struct step_shape *sh,
+                        enum ledger_layout layout, int *nodes, int max)
+{
+    if (sh->local) {
+        if (l->local < 0 || l->nodes[l->local].reserved || max < 1)
+            return 0;
+        reserve_node (l, l->local);
+        nodes[0] = l->local;
+        return 1;
+    }
+    /* The fewest nodes that could hold it, and what each must hold. */
+    int k = 1;
+    struct demand d = { sh->cores, sh->gpus, 0 };
+    if (sh->cores > l->maxcores || sh->gpus > l->maxgpus) {
+        if (!sh->may_span || l->n < 2)
+            return 0;
+        int units = sh->mpi ? sh->ntasks : sh->cores;
+        int usz = sh->mpi ? sh->cpus_per_task : 1;
+        int per_node = usz <= l->maxcores ? l->maxcores / usz : 0;
+        if (per_node < 1)
+            return 0;
+        k = (units + per_node - 1) / per_node;
+        if (l->maxgpus && (sh->gpus + l->maxgpus - 1) / l->maxgpus > k)
+            k = (sh->gpus + l->maxgpus - 1) / l->maxgpus;
+        if (k < 2)
+            k = 2;
+        struct span sp;
+        span_layout (sh, layout, k, &sp);
+        d = sp.d[0];
+    }
+    if (k > l->n - l->nresv || k > max)
+        return 0;
+    /* The k nodes nearest to holding it: fewest missing, then most free
+     * cores, then the lowest. */
+    for (int got = 0; got < k; got++) {
+        int best = -1;
+        double bs = 0;
+        for (int i = 0; i < l->n; i++) {
+            const struct lnode *nd = &l->nodes[i];
+            if (nd->reserved)
+                continue;
+            double s = shortfall (nd, &d);
+            if (best < 0 || s < bs
+                || (s == bs && nd->nfree > l->nodes[best].nfree)) {
+                best = i;
+                bs = s;
+            }
+        }
+        reserve_node (l, best);
+        nodes[got] = best;
+    }
+    return k;
+}
+
+int ledger_reserve_nodes (struct ledger *l, const int *nodes, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (nodes[j] < 0 || nodes[j] >= l->n || l->nodes[nodes[j]].reserved)
+            return -1;
+    for (int j = 0; j < n; j++)
+        reserve_node (l, nodes[j]);
+    return 0;
+}
+
+void ledger_unreserve (struct ledger *l)
+{
+    for (int j = 0; j < l->nresv; j++) {
+        struct lnode *nd = &l->nodes[l->resv[j]];
+        nd->reserved = false;
+        ns_add (&l->bucket[nd->nfree], l->resv[j]);
+    }
+    l->nresv = 0;
+}
+
 /* ---- explaining a wait ---- */
 
 /* Append "best: a, b, ..." with the top k of a node figure. */
@@ -911,6 +1033,138 @@ int ledger_release (struct ledger *l, uint64_t id, berth_error_t *err)
     return 0;
 }
 
+/* The checks of ledger_restore for one node of the lease; l->tmp marks the
+ * core ids seen, so that a repeated id is noticed. */
+static int restore_check_node (struct ledger *l, const struct ledger_lease *w,
+                               int i, const bool *seen, berth_error_t *err)
+{
+    const struct ledger_lease_node *ln = &w->nodes[i];
+    if (ln->node < 0 || ln->node >= l->n)
+        return errprintf_code (err, "invalid", "L%llu: node index %d is not "
+                               "one of the ledger's %d nodes",
+                               (unsigned long long) w->id, ln->node, l->n);
+    const struct lnode *nd = &l->nodes[ln->node];
+    if (seen[ln->node])
+        return errprintf_code (err, "invalid", "L%llu names node %s twice",
+                               (unsigned long long) w->id, nd->name);
+    if (ln->ncores < 1 || !ln->cores || ln->ngpus < 0
+        || (ln->ngpus && !ln->gpus) || ln->memory < 0)
+        return errprintf_code (err, "invalid", "L%llu on node %s: %d cores, "
+                               "%d GPUs, %lld MB is not a holding",
+                               (unsigned long long) w->id, nd->name,
+                               ln->ncores, ln->ngpus, (long long) ln->memory);
+    memset (l->tmp, 0, (size_t) l->W * sizeof (uint64_t));
+    for (int j = 0; j < ln->ncores; j++) {
+        int c = ln->cores[j];
+        if (c < 0 || c >= l->W * 64 || !(nd->usable[c >> 6] & bit (c)))
+            return errprintf_code (err, "invalid", "L%llu: core %d is not a "
+                                   "usable core of node %s",
+                                   (unsigned long long) w->id, c, nd->name);
+        if (l->tmp[c >> 6] & bit (c))
+            return errprintf_code (err, "invalid", "L%llu names core %d of "
+                                   "node %s twice", (unsigned long long) w->id,
+                                   c, nd->name);
+        l->tmp[c >> 6] |= bit (c);
+        if (!(nd->free[c >> 6] & bit (c)))
+            return errprintf_code (err, "conflict", "L%llu: core %d of node "
+                                   "%s is already held",
+                                   (unsigned long long) w->id, c, nd->name);
+    }
+    uint64_t g = 0;
+    for (int j = 0; j < ln->ngpus; j++) {
+        int x = ln->gpus[j];
+        if (x < 0 || x >= nd->ngpus || (g & bit (x)))
+            return errprintf_code (err, "invalid", "L%llu: GPU %d of node %s "
+                                   "is absent or named twice",
+                                   (unsigned long long) w->id, x, nd->name);
+        g |= bit (x);
+        if (!(nd->gpu_free & bit (x)))
+            return errprintf_code (err, "conflict", "L%llu: GPU %d of node %s "
+                                   "is already held",
+                                   (unsigned long long) w->id, x, nd->name);
+    }
+    if (nd->memory < 0 && ln->memory != 0)
+        return errprintf_code (err, "invalid", "L%llu charges %lld MB on node "
+                               "%s, whose memory is not accounted",
+                               (unsigned long long) w->id,
+                               (long long) ln->memory, nd->name);
+    if (nd->memory >= 0 && ln->memory > nd->unbudgeted)
+        return errprintf_code (err, "conflict", "L%llu charges %lld MB on node "
+                               "%s, which has %lld MB unbudgeted",
+                               (unsigned long long) w->id,
+                               (long long) ln->memory, nd->name,
+                               (long long) nd->unbudgeted);
+    return 0;
+}
+
+int ledger_restore (struct ledger *l, const struct ledger_lease *w,
+                    berth_error_t *err)
+{
+    if (w->id < 1 || w->nnodes < 1 || w->nnodes > l->n)
+        return errprintf_code (err, "invalid", "L%llu on %d nodes cannot be "
+                               "restored into a ledger of %d nodes",
+                               (unsigned long long) w->id, w->nnodes, l->n);
+    if (table_find (l, w->id) != SIZE_MAX)
+        return errprintf_code (err, "conflict", "L%llu is already held",
+                               (unsigned long long) w->id);
+    bool *seen = calloc ((size_t) l->n, sizeof (bool));
+    if (!seen)
+        return errprintf (err, "out of memory restoring a lease");
+    int cores = 0, gpus = 0, rc = 0;
+    for (int i = 0; i < w->nnodes && rc == 0; i++) {
+        rc = restore_check_node (l, w, i, seen, err);
+        if (rc == 0) {
+            seen[w->nodes[i].node] = true;
+            cores += w->nodes[i].ncores;
+            gpus += w->nodes[i].ngpus;
+        }
+    }
+    free (seen);
+    if (rc < 0)
+        return -1;
+    struct ledger_lease *ls = lease_new (w->nnodes, cores, gpus);
+    if (!ls)
+        return errprintf (err, "out of memory restoring a lease");
+    int *ids = lease_ids (ls);
+    for (int i = 0; i < w->nnodes; i++) {
+        const struct ledger_lease_node *src = &w->nodes[i];
+        struct ledger_lease_node *ln = &ls->nodes[i];
+        ln->node = src->node;
+        ln->cores = ids;
+        ln->ncores = src->ncores;
+        memcpy (ids, src->cores, (size_t) src->ncores * sizeof (int));
+        ids += src->ncores;
+        ln->gpus = ids;
+        ln->ngpus = src->ngpus;
+        if (src->ngpus)
+            memcpy (ids, src->gpus, (size_t) src->ngpus * sizeof (int));
+        ids += src->ngpus;
+        ln->memory = src->memory;
+    }
+    ls->id = w->id;
+    ls->shape = w->shape;
+    ls->layout = w->layout;
+    if (table_put (l, ls) < 0) {
+        free (ls);
+        return errprintf (err, "out of memory restoring a lease");
+    }
+    take (l, ls);
+    if (l->next_id <= w->id)
+        l->next_id = w->id + 1;
+    return 0;
+}
+
+uint64_t ledger_next_id (const struct ledger *l)
+{
+    return l->next_id;
+}
+
+void ledger_raise_next_id (struct ledger *l, uint64_t next)
+{
+    if (next > l->next_id)
+        l->next_id = next;
+}
+
 const struct ledger_lease *ledger_lease_find (const struct ledger *l,
                                               uint64_t id)
 {
@@ -1037,8 +1291,9 @@ int ledger_check_invariants (const struct ledger *l, berth_error_t *err)
     int inbuckets = 0;
     for (int f = 0; f <= l->maxcores; f++)
         inbuckets += l->bucket[f].count;
-    if (inbuckets != l->n) {
-        errprintf (err, "%d nodes in buckets, %d nodes", inbuckets, l->n);
+    if (inbuckets != l->n - l->nresv) {
+        errprintf (err, "%d nodes in buckets, %d nodes (%d reserved)",
+                   inbuckets, l->n, l->nresv);
         goto done;
     }
     for (int i = 0; i < l->n; i++) {
@@ -1059,7 +1314,7 @@ int ledger_check_invariants (const struct ledger *l, berth_error_t *err)
             goto done;
         }
         if (bits_count (nd->free, W) != nd->nfree
-            || !(l->bucket[nd->nfree].w[i >> 6] & bit (i))) {
+            || !(l->bucket[nd->nfree].w[i >> 6] & bit (i)) != nd->reserved) {
             errprintf (err, "node %s: free count %d disagrees with its ids or "
                        "bucket", nd->name, nd->nfree);
             goto done;

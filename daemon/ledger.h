@@ -74,12 +74,43 @@ int ledger_acquire (struct ledger *l, const struct step_shape *shape,
                     enum ledger_layout layout, uint64_t *id, char *why,
                     size_t whysize, berth_error_t *err);
 
+/* Hold nodes back for a request that waits (the wait queue's starvation
+ * bound): the fewest nodes that could hold the shape, those nearest to
+ * holding it, are kept out of every placement until ledger_unreserve, so
+ * that they drain for it while the rest of the allocation is still used.
+ * Their indices go to nodes (room for max). Returns how many were reserved:
+ * 0 when none can be (too few nodes left unreserved, or the shape never fits
+ * one). Reserving again adds to what is held. */
+int ledger_reserve_for (struct ledger *l, const struct step_shape *shape,
+                        enum ledger_layout layout, int *nodes, int max);
+/* Hold these nodes back again (a reservation kept from one round to the
+ * next, so that what has drained stays drained); -1 and nothing held when
+ * one is out of range or already held. */
+int ledger_reserve_nodes (struct ledger *l, const int *nodes, int n);
+void ledger_unreserve (struct ledger *l);
+
 /* Free a lease. An unknown or already released id is an error (code
  * "not_found") and changes nothing. */
 int ledger_release (struct ledger *l, uint64_t id, berth_error_t *err);
 
 const struct ledger_lease *ledger_lease_find (const struct ledger *l,
                                               uint64_t id);
+
+/* Put back a lease exactly as it was recorded (crash recovery, where the
+ * journal holds the placement, not the history that led to it): its id,
+ * shape, layout and per node the core ids (in their order), GPU indices and
+ * MB charged. Every id must be usable and free, the memory unbudgeted (0
+ * where the node's memory is unknown), the lease id unused. On failure
+ * (code "conflict" when something is already held, "invalid" otherwise) the
+ * message names the node and id, and nothing changes. Later grants get ids
+ * above it. */
+int ledger_restore (struct ledger *l, const struct ledger_lease *want,
+                    berth_error_t *err);
+
+/* The id the next grant gets. Raising it (never lowering) keeps ids handed
+ * out before a restart from being handed out again. */
+uint64_t ledger_next_id (const struct ledger *l);
+void ledger_raise_next_id (struct ledger *l, uint64_t next);
 
 /* Leases in id order: *v is a new array of borrowed pointers (free it). */
 int ledger_leases (const struct ledger *l, const struct ledger_lease ***v,

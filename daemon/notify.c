@@ -1,7 +1,8 @@
 /* systemd's notification protocol: READY=1 once listening, STATUS= with the
- * lease and queue counts (at most twice a second), WATCHDOG=1 at half the
- * watchdog interval, STOPPING=1 on drain. Without NOTIFY_SOCKET every call
- * is a no-op. */
+ * lease, queue and free core counts (at most twice a second), WATCHDOG=1 at
+ * half the watchdog interval (sd_watchdog_enabled: WATCHDOG_USEC, for this
+ * process when WATCHDOG_PID names it or is unset), STOPPING=1 on drain.
+ * Without NOTIFY_SOCKET every call is a no-op. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,9 +13,17 @@
 
 static void send_status (struct berthd *d, const char *extra)
 {
-    sd_notifyf (0, "%sSTATUS=%s%zu leases, %d waiting, %d connections",
-                extra, d->draining ? "draining: " : "",
-                idmap_count (d->leases), d->npending, d->nconns);
+    long free_cores = 0, cores = 0;
+    for (int i = 0; d->ledger && i < ledger_nnodes (d->ledger); i++) {
+        struct ledger_node_info ni;
+        ledger_node_info (d->ledger, i, &ni);
+        free_cores += ni.free_cores;
+        cores += ni.cores;
+    }
+    sd_notifyf (0, "%sSTATUS=%s%zu leases, %d waiting, %ld of %ld cores "
+                "free, %d connections", extra, d->draining ? "draining: " : "",
+                idmap_count (d->leases), d->npending, free_cores, cores,
+                d->nconns);
 }
 
 static void status_cb (evutil_socket_t fd, short what, void *arg)

@@ -5,9 +5,9 @@
  * buffer, whose high-water mark (one line) stops reading from a client that
  * pipelines too much; nothing it sends can make berthd buffer more. Replies
  * are bounded the same way: a client that does not read them stops being
- * served once CONN_OUTPUT_PAUSE bytes wait for it, and is closed if it stays
- * so (--output-stall). A client that shuts down its sending side (a
- * half-close) is still answered; its connection ends when it holds, waits
+ * served once CONN_OUTPUT_PAUSE bytes wait for it, and is closed if it reads
+ * none of them for --output-stall. A client that shuts down its sending side
+ * (a half-close) is still answered; its connection ends when it holds, waits
  * for and watches nothing, or when the client is gone altogether. */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +70,8 @@ void conn_kill (struct conn *c)
 
 void conn_resume (struct conn *c)
 {
-    if (!c->dead)
+    /* conn_process goes on by itself when it is the one answering */
+    if (!c->dead && !c->processing)
         event_active (c->deferred, 0, 0);
 }
 
@@ -93,6 +94,26 @@ static void conn_linger (struct conn *c)
     evbuffer_drain (in, evbuffer_get_length (in));
     bufferevent_set_timeouts (c->bev, &tv, NULL);
     bufferevent_enable (c->bev, EV_READ);
+}
+
+/* Write the replies now, while the client waits for them, instead of on
+ * the next turn of the loop (what cannot be written now is left to the
+ * bufferevent). Everything a reply speaks of is journaled before it is
+ * queued, so it may leave at once. */
+static void conn_write_now (struct conn *c)
+{
+    struct evbuffer *out = bufferevent_get_output (c->bev);
+    evutil_socket_t fd = bufferevent_getfd (c->bev);
+    if (c->dead || c->lingering || fd < 0 || evbuffer_get_length (out) == 0)
+        return;
+    /* the bufferevent holds the draining end; take it for this write */
+    evbuffer_unfreeze (out, 1);
+    while (evbuffer_get_length (out) > 0 && evbuffer_write (out, fd) > 0)
+        ;
+    evbuffer_freeze (out, 1);
+    /* drained here, the bufferevent will not call write_cb for it */
+    if (c->closing && !c->lingering && evbuffer_get_length (out) == 0)
+        conn_linger (c);
 }
 
 /* Read nothing more; close once what is queued has been written. */
@@ -127,6 +148,11 @@ void conn_send (struct conn *c, json_t *msg)
 {
     char *line = msg ? proto_line (msg) : NULL;
     json_decref (msg);
+    conn_send_line (c, line, line ? strlen (line) : 0);
+}
+
+void conn_send_line (struct conn *c, char *line, size_t len)
+{
     if (c->dead) {
         free (line);
         return;
@@ -138,7 +164,6 @@ void conn_send (struct conn *c, json_t *msg)
         conn_kill (c);
         return;
     }
-    size_t len = strlen (line);
     if (output_in_memory (c) + len > CONN_OUTPUT_MAX) {
         log_msg (LOG_WARNING, "connection %llu (pid %d) reads too slowly: "
                  "%zu bytes unsent; closing it", (unsigned long long) c->serial,
@@ -174,6 +199,8 @@ static void too_large (struct conn *c, size_t have)
     conn_close_after_write (c);
 }
 
+static void conn_unpause (struct conn *c);
+
 static void stall_cb (evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
@@ -182,6 +209,10 @@ static void stall_cb (evutil_socket_t fd, short what, void *arg)
     if (c->dead || !c->paused)
         return;
     size_t left = evbuffer_get_length (bufferevent_get_output (c->bev));
+    if (left <= CONN_OUTPUT_PAUSE / 2) {    /* drained meanwhile */
+        conn_unpause (c);
+        return;
+    }
     if (left < c->stall_mark) {
         /* it reads, slowly: give it another while */
         struct timeval tv = seconds_tv (c->d->cfg.output_stall);
@@ -232,9 +263,23 @@ static void conn_finish_if_idle (struct conn *c)
         conn_close_after_write (c);
 }
 
+static void conn_process_lines (struct conn *c);
+
 /* Serve the complete lines in the input buffer, in order, until one has to
- * wait. */
+ * wait; then send what they were answered. */
 static void conn_process (struct conn *c)
+{
+    c->processing = true;
+    conn_process_lines (c);
+    c->processing = false;
+    conn_write_now (c);
+    /* written here, the bufferevent will not call write_cb for it */
+    if (c->paused && !c->dead && evbuffer_get_length (bufferevent_get_output (c->bev))
+                                 <= CONN_OUTPUT_PAUSE / 2)
+        conn_unpause (c);
+}
+
+static void conn_process_lines (struct conn *c)
 {
     struct evbuffer *in = bufferevent_get_input (c->bev);
     while (!c->dead && !c->closing && !c->pending && !c->d->stopping) {

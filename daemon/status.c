@@ -143,7 +143,7 @@ json_t *status_queue (struct berthd *d)
 json_t *status_daemon (struct berthd *d)
 {
     return json_pack ("{s:s s:i s:f s:f s:s s:s s:b s:i s:I s:i s:{s:i s:f} "
-                      "s:s s:s?}",
+                      "s:s s:s? s:{s:s s:I s:i s:I s:b}}",
                       "version", BERTH_VERSION, "pid", (int) getpid (),
                       "started", d->started, "uptime_s", now_wall () - d->started,
                       "socket", d->socket_path, "state_dir", d->state_dir,
@@ -153,7 +153,12 @@ json_t *status_daemon (struct berthd *d)
                       "starvation", "overtakes", d->cfg.starvation_overtakes,
                       "seconds", d->cfg.starvation_seconds,
                       "machine", d->machine->name,
-                      "job_id", d->alloc->job_id);
+                      "job_id", d->alloc->job_id,
+                      "journal", "path", d->journal_path,
+                      "bytes", (json_int_t) d->journal_size,
+                      "records", d->journal_records,
+                      "compactions", (json_int_t) d->journal_compactions,
+                      "dirty", d->journal_dirty);
 }
 
 /* ---- resources ---- */

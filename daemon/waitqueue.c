@@ -24,6 +24,10 @@ struct waitqueue {
     struct entry **e;
     int n, cap;
     uint64_t next_ticket;
+    /* The nodes held for one entry, kept from round to round while it
+     * waits, so that they drain for it instead of starting over. */
+    uint64_t resv_ticket;     /* 0: none */
+    int *resv, nresv;
 };
 
 struct waitqueue *waitqueue_create (struct ledger *l,
@@ -41,6 +45,11 @@ struct waitqueue *waitqueue_create (struct ledger *l,
     if (q->cfg.max_overtakes < 0)
         q->cfg.max_overtakes = 0;
     q->next_ticket = 1;
+    if (!(q->resv = malloc ((size_t) ledger_nnodes (l) * sizeof (int)))) {
+        free (q);
+        errprintf (err, "out of memory creating the wait queue");
+        return NULL;
+    }
     return q;
 }
 
@@ -59,6 +68,7 @@ void waitqueue_destroy (struct waitqueue *q)
     for (int i = 0; i < q->n; i++)
         entry_free (q->e[i]);
     free (q->e);
+    free (q->resv);
     free (q);
 }
 
@@ -197,6 +207,23 @@ static void set_reasons (struct waitqueue *q, const struct entry *held,
     }
 }
 
+/* Hold resources for e, the first entry due under the starvation bound that
+ * does not fit: its nodes drain for it while the rest of the allocation is
+ * still used (strict order holds everything). True when nothing more may
+ * start this round. */
+static bool hold_for (struct waitqueue *q, const struct entry *e)
+{
+    if (q->cfg.max_overtakes == 0)
+        return true;
+    if (q->resv_ticket == e->ticket
+        && ledger_reserve_nodes (q->ledger, q->resv, q->nresv) == 0)
+        return false;
+    q->resv_ticket = e->ticket;
+    q->nresv = ledger_reserve_for (q->ledger, &e->shape, e->layout, q->resv,
+                                   ledger_nnodes (q->ledger));
+    return q->nresv == 0;
+}
+
 int waitqueue_schedule (struct waitqueue *q, double now,
                         struct waitqueue_result **out, int *count,
                         berth_error_t *err)
@@ -204,12 +231,13 @@ int waitqueue_schedule (struct waitqueue *q, double now,
     struct waitqueue_result *v = NULL;
     int n = 0, cap = 0;
     const struct entry *held = NULL;
+    bool stop = false;
     /* Reserve room for every possible grant first, so that a grant once
      * taken from the ledger is always reported. */
     if (q->n && !(v = malloc (q->n * sizeof (*v))))
         return errprintf (err, "out of memory scheduling");
     cap = q->n;
-    for (int i = 0; i < q->n && !held;) {
+    for (int i = 0; i < q->n && !stop;) {
         struct entry *e = q->e[i];
         uint64_t lease;
         berth_error_t lerr;
@@ -222,20 +250,29 @@ int waitqueue_schedule (struct waitqueue *q, double now,
             continue;
         }
         if (rc == 1) {
-            if (is_held_for (q, e, now))
+            if (!held && is_held_for (q, e, now)) {
                 held = e;
+                stop = hold_for (q, e);
+            }
             i++;
             continue;
         }
-        /* Granted: everything waiting before it was overtaken. */
-        for (int j = 0; j < i; j++)
-            if (q->e[j]->overtaken++ + 1 >= q->cfg.max_overtakes && !held)
+        /* Granted: everything waiting before it was overtaken, except the
+         * entry resources are held for (none of them were taken). */
+        for (int j = 0; j < i; j++) {
+            if (q->e[j] == held)
+                continue;
+            if (q->e[j]->overtaken++ + 1 >= q->cfg.max_overtakes && !held) {
                 held = q->e[j];
+                stop = hold_for (q, held);
+            }
+        }
         (void) push (&v, &n, &cap, (struct waitqueue_result) {
             e->ticket, e->owner, lease, now - e->added });
         entry_free (e);
         remove_at (q, i);
     }
+    ledger_unreserve (q->ledger);
     set_reasons (q, held, now);
     if (!n) {
         free (v);

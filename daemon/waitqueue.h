@@ -1,7 +1,9 @@
 /* Requests that do not fit yet wait here (50-daemon.md "Waiting"): arrival
  * order, higher priority first, with backfill (a later request that fits now
  * may start) bounded against starvation (once an entry has been overtaken N
- * times or waited T seconds, nothing behind it may start until it does).
+ * times or waited T seconds, freed resources are held for it: the nodes
+ * nearest to holding it take nothing new until it starts, while later
+ * requests may still start on the other nodes; N = 0 is strict order).
  * Pure logic: time is a parameter, never read from a clock. */
 #ifndef BERTH_WAITQUEUE_H
 #define BERTH_WAITQUEUE_H

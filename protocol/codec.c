@@ -13,9 +13,10 @@ static const char *const op_names[] = {
     [PROTO_RELEASE] = "release",     [PROTO_RENDER] = "render",
     [PROTO_RESOURCES] = "resources", [PROTO_STATUS] = "status",
     [PROTO_WATCH] = "watch",         [PROTO_SHUTDOWN] = "shutdown",
+    [PROTO_RECLAIM] = "reclaim",
 };
 #define NOPS ((int) (sizeof (op_names) / sizeof (op_names[0])))
-#define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown"
+#define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim"
 
 static const char *const error_codes[] = {
     PROTO_ERR_INVALID_REQUEST, PROTO_ERR_UNSATISFIABLE, PROTO_ERR_TIMEOUT,
@@ -90,6 +91,9 @@ void proto_request_free (struct proto_request *req)
         break;
     case PROTO_RELEASE:
         free (req->release.lease);
+        break;
+    case PROTO_RECLAIM:
+        free (req->reclaim.lease);
         break;
     case PROTO_RENDER:
         placement_free (&req->render.placement);
@@ -644,7 +648,7 @@ static int decode_render (const struct ctx *c, json_t *o, struct proto_render *r
     return 0;
 }
 
-/* release, resources: an op with one lease id, required or not. */
+/* release, reclaim, resources: an op with one lease id, required or not. */
 static int decode_lease_op (const struct ctx *c, json_t *o, bool required,
                             char **lease)
 {
@@ -670,6 +674,8 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
         return decode_acquire (c, o, &r->acquire);
     case PROTO_RELEASE:
         return decode_lease_op (c, o, true, &r->release.lease);
+    case PROTO_RECLAIM:
+        return decode_lease_op (c, o, true, &r->reclaim.lease);
     case PROTO_RENDER:
         return decode_render (c, o, &r->render);
     case PROTO_RESOURCES:
@@ -852,6 +858,10 @@ json_t *proto_encode_request (const struct proto_request *req)
         break;
     case PROTO_RELEASE:
         rc = o && req->release.lease ? set_new (o, "lease", json_string (req->release.lease))
+                                     : -1;
+        break;
+    case PROTO_RECLAIM:
+        rc = o && req->reclaim.lease ? set_new (o, "lease", json_string (req->reclaim.lease))
                                      : -1;
         break;
     case PROTO_RENDER:

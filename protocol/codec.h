@@ -54,6 +54,7 @@ enum proto_op {
     PROTO_STATUS,
     PROTO_WATCH,
     PROTO_SHUTDOWN,
+    PROTO_RECLAIM,              /* take back a lease orphaned by a restart */
 };
 
 const char *proto_op_name (enum proto_op op);
@@ -93,6 +94,7 @@ struct proto_request {
          * query (otherwise status shows it only when already known) */
         struct { bool time_left; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
+        struct { char *lease; } reclaim;
     };
 };
 
@@ -135,6 +137,7 @@ json_t *proto_error_reply (json_t *id, const berth_error_t *err);
 json_t *proto_hello_reply (json_t *id, int version);
 json_t *proto_acquire_reply (json_t *id, const struct proto_lease *lease);
 json_t *proto_release_reply (json_t *id, const char *lease);
+/* reclaim answers with the lease, as acquire does: proto_acquire_reply. */
 json_t *proto_render_reply (json_t *id, const struct launch *launch);
 /* {"id","ok":true} plus every member of body (may be NULL); body is not
  * stolen. For resources, watch, shutdown and the daemon's own shapes. */

@@ -28,6 +28,9 @@ run() {  # name, build dir, compiler, meson test args, then setup options
     echo "== $name: $((SECONDS - t0)) s"
 }
 run "gcc: all tests" "$out/gcc" gcc ""
+# the benchmarks, small: they still run (figures are not checked)
+echo "== gcc: benchmarks, quick"
+meson test -C "$out/gcc" --print-errorlogs --suite bench-quick || status=1
 # (the cli suite's `install` test checks each installed file; this is the plain install)
 echo "== meson install into a scratch DESTDIR"
 dest=$(mktemp -d)

@@ -1,77 +1,86 @@
-/* Micro benchmark of the ledger: acquire + release of a 4-core one-node
- * placement and of a 64-node spanning placement, on 100, 1,000 and 10,000
- * nodes of 128 cores and 4 GPUs. Prints microseconds per pair. */
+/* The ledger alone, in process: acquire + release of a one-node 4-core
+ * placement and of a 64-node spanning placement (both layouts) on 100, 1,000
+ * and 10,000 nodes of 128 cores and 4 GPUs, half the nodes partly held so
+ * that best fit has buckets to look through. Each figure is the median of
+ * repeated runs of many pairs; the growth from 100 to 10,000 nodes says
+ * whether the cost grows faster than the node count. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "benchutil.h"
 #include "ledger.h"
 
-static double now_us (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
+#define NSIZES 3
 
-static struct ledger *build (int nnodes, int *cores, char (*names)[16],
+static struct ledger *build (int nnodes, const int *cores, char (*names)[16],
                              struct ledger_node_spec *spec)
 {
     for (int i = 0; i < nnodes; i++) {
         snprintf (names[i], sizeof (names[i]), "nid%06d", i);
-        spec[i] = (struct ledger_node_spec) { names[i], cores, 128, 4,
-                                              512000 };
+        spec[i] = (struct ledger_node_spec) {
+            names[i], cores, BENCH_CORES_PER_NODE, BENCH_GPUS_PER_NODE,
+            BENCH_MEMORY_PER_NODE };
     }
     berth_error_t err;
     struct ledger *l = ledger_create (spec, nnodes, 0, &err);
     if (!l)
-        fprintf (stderr, "bench_ledger: %s\n", err.text);
+        bench_die ("ledger_create: %s", err.text);
     return l;
 }
 
-/* Time acquire + release of shape, with a background of held leases so that
- * the ledger is not trivially empty: fill half the nodes' cores partly. */
-static double measure (struct ledger *l, const struct step_shape *sh,
-                       enum ledger_layout lay, int reps)
+/* Microseconds per acquire + release pair, over reps pairs. */
+static double pairs_us (struct ledger *l, const struct step_shape *sh,
+                        enum ledger_layout lay, int reps)
 {
     berth_error_t err;
     char why[256];
-    double t0 = now_us ();
+    double t0 = bench_now ();
     for (int r = 0; r < reps; r++) {
         uint64_t id;
         if (ledger_acquire (l, sh, lay, &id, why, sizeof (why), &err) != 0
-            || ledger_release (l, id, &err) < 0) {
-            fprintf (stderr, "bench_ledger: no fit: %s\n", why);
-            return -1;
-        }
+            || ledger_release (l, id, &err) < 0)
+            bench_die ("ledger: no fit: %s", why);
     }
-    return (now_us () - t0) / reps;
+    return (bench_now () - t0) / reps * 1e6;
 }
 
-int main (void)
+static double median_of_runs (struct ledger *l, const struct step_shape *sh,
+                              enum ledger_layout lay, int runs, int reps)
 {
-    static int cores[128];
-    for (int i = 0; i < 128; i++)
+    double v[32];
+    for (int i = 0; i < runs; i++)
+        v[i] = pairs_us (l, sh, lay, reps);
+    return bench_median (v, (size_t) runs);
+}
+
+int main (int argc, char **argv)
+{
+    struct bench_args a;
+    bench_parse_args (argc, argv, &a);
+    static int cores[BENCH_CORES_PER_NODE];
+    for (int i = 0; i < BENCH_CORES_PER_NODE; i++)
         cores[i] = i;
-    const int sizes[] = { 100, 1000, 10000 };
+    const int sizes[NSIZES] = { 100, 1000, 10000 };
+    const int runs = a.quick ? 3 : 9;
+    const int reps_one = a.quick ? 2000 : 50000, reps_span = a.quick ? 50 : 1000;
     struct step_shape one = { .mpi = false, .ntasks = 1, .cpus_per_task = 4,
                               .cores = 4, .memory = -1, .budget = 16000 };
-    struct step_shape span = { .mpi = true, .ntasks = 64 * 128,
-                               .cpus_per_task = 1, .cores = 64 * 128,
-                               .gpus = 256, .memory = -1,
-                               .budget = 64 * 512000, .may_span = true };
-    printf ("%-8s %-22s %-22s %-22s\n", "nodes", "1 node x 4 cores (us)",
-            "64 nodes, exact (us)", "64 nodes, sched (us)");
-    for (size_t s = 0; s < sizeof (sizes) / sizeof (sizes[0]); s++) {
+    struct step_shape span = {
+        .mpi = true, .ntasks = 64 * BENCH_CORES_PER_NODE, .cpus_per_task = 1,
+        .cores = 64 * BENCH_CORES_PER_NODE, .gpus = 64 * BENCH_GPUS_PER_NODE,
+        .memory = -1, .budget = 64LL * BENCH_MEMORY_PER_NODE,
+        .may_span = true };
+    double r_one[NSIZES], r_span[NSIZES], r_sched[NSIZES], r_build[NSIZES];
+    for (int s = 0; s < NSIZES; s++) {
         int n = sizes[s];
-        char (*names)[16] = calloc (n, sizeof (*names));
-        struct ledger_node_spec *spec = calloc (n, sizeof (*spec));
-        struct ledger *l = names && spec ? build (n, cores, names, spec)
-                                         : NULL;
-        if (!l)
-            return 1;
-        /* Background load: a 4-core lease on every other node, so the best
-         * fit has buckets to look through. */
+        char (*names)[16] = calloc ((size_t) n, sizeof (*names));
+        struct ledger_node_spec *spec = calloc ((size_t) n, sizeof (*spec));
+        if (!names || !spec)
+            bench_die ("out of memory");
+        double t0 = bench_now ();
+        struct ledger *l = build (n, cores, names, spec);
+        r_build[s] = (bench_now () - t0) * 1e3;
+        /* Background: leases of 4 to 52 cores on every other node. */
         struct step_shape bg = one;
         berth_error_t err;
         for (int i = 0; i < n / 2; i++) {
@@ -81,13 +90,42 @@ int main (void)
                                 &err) != 0)
                 break;
         }
-        double a = measure (l, &one, LEDGER_CPU_BINDING, 200000);
-        double b = measure (l, &span, LEDGER_CPU_BINDING, 2000);
-        double c = measure (l, &span, LEDGER_SCHEDULER, 2000);
-        printf ("%-8d %-22.3f %-22.3f %-22.3f\n", n, a, b, c);
+        r_one[s] = median_of_runs (l, &one, LEDGER_CPU_BINDING, runs, reps_one);
+        r_span[s] = median_of_runs (l, &span, LEDGER_CPU_BINDING, runs,
+                                    reps_span);
+        r_sched[s] = median_of_runs (l, &span, LEDGER_SCHEDULER, runs,
+                                     reps_span);
+        if (ledger_check_invariants (l, &err) < 0)
+            bench_die ("ledger invariants broken: %s", err.text);
         ledger_destroy (l);
         free (names);
         free (spec);
     }
+    /* Growth: cost at 10,000 nodes over cost at 100, against 100x nodes. */
+    double g_one = r_one[2] / r_one[0], g_span = r_span[2] / r_span[0];
+    printf ("ledger alone: acquire+release pair, us (median of %d runs)\n",
+            runs);
+    printf ("  %-7s %-12s %-14s %-14s %-10s\n", "nodes", "1 node x 4c",
+            "64 nodes exact", "64 nodes sched", "build ms");
+    for (int s = 0; s < NSIZES; s++)
+        printf ("  %-7d %-12.3f %-14.2f %-14.2f %-10.2f\n", sizes[s], r_one[s],
+                r_span[s], r_sched[s], r_build[s]);
+    printf ("  targets at 10,000 nodes: one node < 5 us (%.3f), 64 nodes "
+            "< 100 us (%.1f); cost 100 -> 10,000 nodes x%.2f (one node), "
+            "x%.2f (64 nodes) for x100 nodes (linear or better: <= 100)\n",
+            r_one[2], r_span[2], g_one, g_span);
+    json_t *rows = json_array ();
+    for (int s = 0; s < NSIZES; s++)
+        json_array_append_new (rows, json_pack (
+            "{s:i s:f s:f s:f s:f}", "nodes", sizes[s], "one_node_4_cores_us",
+            r_one[s], "span_64_nodes_cpu_binding_us", r_span[s],
+            "span_64_nodes_scheduler_us", r_sched[s], "build_ms", r_build[s]));
+    bench_write_json (a.json, json_pack (
+        "{s:s s:b s:i s:o s:{s:f s:f s:f s:f} s:{s:b s:b s:b}}",
+        "benchmark", "ledger", "quick", a.quick, "runs", runs, "rows", rows,
+        "at_10000", "one_node_us", r_one[2], "span_64_us", r_span[2],
+        "growth_one_node", g_one, "growth_span", g_span,
+        "meets", "one_node_under_5us", r_one[2] < 5, "span_under_100us",
+        r_span[2] < 100 && r_sched[2] < 100, "linear", g_one <= 100 && g_span <= 100));
     return 0;
 }

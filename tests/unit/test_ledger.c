@@ -645,6 +645,74 @@ START_TEST (randomized)
 }
 END_TEST
 
+/* Nodes reserved for a waiting request take nothing new until unreserved:
+ * the fewest that could hold it, nearest to holding it; a reservation can
+ * be made again on the same nodes; the invariant holds throughout. */
+START_TEST (reservations)
+{
+    struct ledger *l = mk (4, 8, 0, -1, 0);
+    uint64_t a = acq (l, single (6, 0, -1), LEDGER_CPU_BINDING);   /* n0 */
+    acq (l, single (4, 0, -1), LEDGER_CPU_BINDING);                /* n1 */
+    acq (l, single (7, 0, -1), LEDGER_CPU_BINDING);                /* n2 */
+    acq (l, single (7, 0, -1), LEDGER_CPU_BINDING);                /* n3 */
+    struct step_shape whole = single (8, 0, -1);
+    int nodes[4];
+    ck_assert_int_eq (ledger_reserve_for (l, &whole, LEDGER_CPU_BINDING,
+                                          nodes, 4), 1);
+    ck_assert_int_eq (nodes[0], 1);      /* 4 free: the nearest to 8 */
+    check (l);
+    /* 3 cores fit only n1, which is held back */
+    struct step_shape three = single (3, 0, -1);
+    uint64_t id;
+    ck_assert_int_eq (ledger_acquire (l, &three, LEDGER_CPU_BINDING, &id,
+                                      NULL, 0, &err), 1);
+    uint64_t one = acq (l, single (1, 0, -1), LEDGER_CPU_BINDING);
+    ck_assert_int_ne (ledger_lease_find (l, one)->nodes[0].node, 1);
+    /* a span of two whole nodes: nothing else may be held beside n1 ... */
+    struct step_shape two = ranks (16, 1, 0, -1);
+    ck_assert_int_eq (ledger_reserve_for (l, &two, LEDGER_CPU_BINDING, nodes,
+                                          4), 2);
+    ck_assert_int_eq (ledger_reserve_for (l, &two, LEDGER_CPU_BINDING, nodes,
+                                          4), 0);
+    ledger_unreserve (l);
+    check (l);
+    /* ... held again on the same nodes; a node held twice is refused */
+    int again[2] = { 1, 0 };
+    ck_assert_int_eq (ledger_reserve_nodes (l, again, 2), 0);
+    ck_assert_int_eq (ledger_reserve_nodes (l, again, 1), -1);
+    int bad = 9;
+    ck_assert_int_eq (ledger_reserve_nodes (l, &bad, 1), -1);
+    check (l);
+    ck_assert_int_eq (ledger_release (l, a, &err), 0);   /* n0 frees while held */
+    check (l);
+    ledger_unreserve (l);
+    check (l);
+    acq (l, three, LEDGER_CPU_BINDING);
+    /* a shape no node holds, and a local step on a ledger without a local
+     * node, reserve nothing */
+    struct step_shape huge = single (9, 0, -1);
+    ck_assert_int_eq (ledger_reserve_for (l, &huge, LEDGER_CPU_BINDING, nodes,
+                                          4), 0);
+    ledger_destroy (l);
+    l = mk (2, 8, 0, -1, -1);
+    struct step_shape loc = single (1, 0, -1);
+    loc.local = true;
+    ck_assert_int_eq (ledger_reserve_for (l, &loc, LEDGER_CPU_BINDING, nodes,
+                                          4), 0);
+    ledger_destroy (l);
+    /* the local node held back takes no local step */
+    l = mk (2, 8, 0, -1, 0);
+    ck_assert_int_eq (ledger_reserve_for (l, &loc, LEDGER_CPU_BINDING, nodes,
+                                          4), 1);
+    ck_assert_int_eq (nodes[0], 0);
+    ck_assert_int_eq (ledger_acquire (l, &loc, LEDGER_CPU_BINDING, &id, NULL,
+                                      0, &err), 1);
+    ledger_unreserve (l);
+    acq (l, loc, LEDGER_CPU_BINDING);
+    ledger_destroy (l);
+}
+END_TEST
+
 START_TEST (many_nodes)
 {
     struct ledger *l = mk (1000, 128, 4, 512000, 0);
@@ -680,6 +748,7 @@ int main (void)
     tcase_add_test (tc, release_errors);
     tcase_add_test (tc, lease_list);
     tcase_add_test (tc, randomized);
+    tcase_add_test (tc, reservations);
     tcase_add_test (tc, many_nodes);
     suite_add_tcase (s, tc);
     return run_suite (s);

@@ -1,7 +1,8 @@
-/* What berthd's journal relies on: the ledger is deterministic. Replaying
- * the same acquires and releases on a fresh ledger gives the same lease ids
- * and the same placements, and skipping an id (a grant that was placed but
- * never journaled) is done by acquiring and releasing the same shape. */
+/* The ledger is deterministic: replaying the same acquires and releases on a
+ * fresh ledger gives the same lease ids and the same placements, and an id
+ * can be skipped by acquiring and releasing the same shape. (berthd's journal
+ * no longer relies on this: it restores recorded placements directly, see
+ * test_ledger_restore.c; replays of recorded runs still do.) */
 #include <stdlib.h>
 #include <string.h>
 

@@ -72,6 +72,14 @@ static int sched (struct waitqueue *q, struct ledger *l, double now)
     return n;
 }
 
+/* Node of a one-node lease. */
+static const char *ledger_node_name_of (struct ledger *l, uint64_t lease)
+{
+    struct ledger_node_info info;
+    ledger_node_info (l, ledger_lease_find (l, lease)->nodes[0].node, &info);
+    return info.name;
+}
+
 static const char *reason (struct waitqueue *q, int index)
 {
     static struct waitqueue_entry_info info;
@@ -165,6 +173,41 @@ START_TEST (starvation_by_time)
     ck_assert_int_eq (sched (q, l, 11), 0);         /* a waited 11 s */
     ck_assert_str_eq (reason (q, 1), "held for #1 (waited 11s of 10s)");
     ck_assert (waitqueue_next_deadline (q) == 10.0);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+/* Held for a wide request: only the nodes nearest to holding it drain for
+ * it; later requests still start on the others, and it starts once its
+ * nodes are free. */
+START_TEST (starvation_holds_nodes)
+{
+    struct ledger *l = mk (2, 8);
+    struct waitqueue *q = mkq (l, 1, -1);
+    uint64_t x = hold (l, 6);                       /* n0: 2 free */
+    hold (l, 5);                                    /* n1: 3 free */
+    uint64_t a = add (q, "a", 8, 0, -1, 1, 0);
+    add (q, "b", 3, 0, -1, 2, 1);
+    ck_assert_int_eq (sched (q, l, 2), 1);          /* b overtakes a */
+    uint64_t c = add (q, "c", 2, 0, -1, 3, 3);
+    uint64_t d = add (q, "d", 1, 0, -1, 4, 3);
+    /* a is held for: n0 (2 free after b went to n1) is nearest to 8 ... */
+    ck_assert_int_eq (sched (q, l, 4), 0);
+    ck_assert_str_eq (reason (q, 1), "held for #1 (overtaken 1 of 1 times)");
+    /* ... n1 is full; once a core frees there, d starts there, not on n0 */
+    ck_assert_int_eq (ledger_release (l, res[0].lease, &err), 0);
+    ck_assert_int_eq (sched (q, l, 5), 2);
+    ck_assert_int_eq (res[0].ticket, c);
+    ck_assert_int_eq (res[1].ticket, d);
+    ck_assert_str_eq (ledger_node_name_of (l, res[0].lease), "n1");
+    ck_assert_str_eq (ledger_node_name_of (l, res[1].lease), "n1");
+    struct waitqueue_entry_info info;
+    waitqueue_entry (q, 0, &info);
+    ck_assert_int_eq (info.overtaken, 1);           /* not overtaken again */
+    ck_assert_int_eq (ledger_release (l, x, &err), 0);
+    ck_assert_int_eq (sched (q, l, 6), 1);
+    ck_assert_int_eq (res[0].ticket, a);
     waitqueue_destroy (q);
     ledger_destroy (l);
 }
@@ -284,8 +327,9 @@ START_TEST (unplaceable_entry)
 }
 END_TEST
 
-/* Random traffic: the ledger invariant holds, no entry is overtaken more
- * than the bound, and everything is granted in the end. */
+/* Random traffic: the ledger invariant holds, the entry resources are held
+ * for is not overtaken while they are, and everything is granted in the
+ * end. */
 START_TEST (randomized)
 {
     struct ledger *l = mk (3, 8);
@@ -294,6 +338,8 @@ START_TEST (randomized)
     int nheld = 0, granted = 0, added = 0, gone = 0;
     unsigned seed = 7;
     double now = 0;
+    uint64_t held_ticket = 0;
+    int held_overtaken = 0;
     for (int op = 0; op < 3000; op++) {
         seed = seed * 1103515245 + 12345;
         unsigned r = seed >> 8;
@@ -319,12 +365,25 @@ START_TEST (randomized)
             held[nheld++] = res[i].lease;
         }
         granted += n;
+        /* "held for #k" behind it names the entry held for */
+        int hpos = 0;
         for (int i = 0; i < waitqueue_length (q); i++) {
             struct waitqueue_entry_info info;
             waitqueue_entry (q, i, &info);
-            ck_assert_int_le (info.overtaken, 3);
             ck_assert (strlen (info.reason) > 0);
+            if (!hpos)
+                sscanf (info.reason, "held for #%d", &hpos);
         }
+        if (hpos) {
+            struct waitqueue_entry_info info;
+            waitqueue_entry (q, hpos - 1, &info);
+            if (info.ticket == held_ticket)
+                ck_assert_int_eq (info.overtaken, held_overtaken);
+            held_ticket = info.ticket;
+            held_overtaken = info.overtaken;
+        }
+        else
+            held_ticket = 0;
     }
     /* Drain: every request is granted once enough is released. */
     while (nheld) {
@@ -350,6 +409,7 @@ int main (void)
     tcase_add_test (tc, arrival_order);
     tcase_add_test (tc, starvation_by_overtakes);
     tcase_add_test (tc, starvation_by_time);
+    tcase_add_test (tc, starvation_holds_nodes);
     tcase_add_test (tc, strict_order);
     tcase_add_test (tc, priority);
     tcase_add_test (tc, timeouts);

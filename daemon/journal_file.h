@@ -1,0 +1,66 @@
+/* The journal as a file (50-daemon.md "Durability and faults"): one JSON
+ * record per line. Line 1 ("start") describes the ledger's nodes and the next
+ * lease id; then "grant" records (the lease, its shape and, per node, what
+ * it holds) and "release" records. A compacted journal is the same format:
+ * a start record and the grants still held.
+ *
+ * This file reads a journal back (strictly: a damaged line before the last
+ * is refused with its line number and what was wrong, only a torn last line
+ * is dropped with a warning), appends records so that the file always ends
+ * with whole lines, and rewrites it atomically. No event loop, no daemon
+ * state: paths, descriptors and records in; records and errors out. */
+#ifndef BERTHD_JOURNAL_FILE_H
+#define BERTHD_JOURNAL_FILE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "ledger.h"
+
+#define JOURNAL_FORMAT 2
+
+struct journal_contents {
+    json_t *start;        /* line 1; NULL when the file is missing or empty */
+    json_t *live;         /* grant records never released, in id order */
+    int *live_lines;      /* the line number of each */
+    uint64_t next_id;     /* above every lease id the journal handed out */
+    off_t good;           /* bytes of whole records (a torn line follows) */
+    int records;          /* whole records read */
+    char warning[600];    /* the torn last line that was dropped, or "" */
+};
+
+/* Read path. A missing file reads as empty. -1: unreadable, or damaged
+ * before its last line; the message names the file, the line and what was
+ * wrong. */
+int journal_read (const char *path, struct journal_contents *jc,
+                  berth_error_t *err);
+void journal_contents_free (struct journal_contents *jc);
+
+/* Append rec (stolen) as one line to fd (opened O_APPEND on path), whose
+ * length is *size. A failed write is cut back off, so the file never keeps
+ * half a record; *torn is set when even that failed. The message names path
+ * and the system's reason. */
+int journal_append (int fd, const char *path, off_t *size, json_t *rec,
+                    bool *torn, berth_error_t *err);
+
+/* Replace path by the n records recs (the start record first): written to
+ * path.tmp, flushed to disk, renamed over path. *fd is then open for
+ * appending to the new file, *size its length. On failure path is untouched
+ * and the temporary file removed. */
+int journal_rewrite (const char *path, json_t *const *recs, size_t n,
+                     int *fd, off_t *size, berth_error_t *err);
+
+/* Pieces of a grant record. */
+json_t *journal_shape_json (const struct step_shape *s);
+int journal_shape_parse (json_t *o, struct step_shape *s);
+const char *journal_layout_name (enum ledger_layout l);
+/* "held": per node of the lease, its ledger index, GPU indices and MB. */
+json_t *journal_held_json (const struct ledger_lease *ll);
+/* The ledger lease a grant record describes, for ledger_restore (one
+ * allocation; free it). Its core ids come from lease.placement.cores. */
+struct ledger_lease *journal_grant_lease (json_t *rec, berth_error_t *err);
+
+#endif

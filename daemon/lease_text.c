@@ -1,0 +1,350 @@
+/* The lease object written straight to JSON text (lease_text.h says why). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lease_text.h"
+
+struct tbuf {
+    char *s;
+    size_t len, cap;
+    bool bad;                 /* out of memory, or a string not UTF-8 */
+};
+
+static void put (struct tbuf *b, const char *p, size_t n)
+{
+    if (b->bad)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 512;
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        char *s = realloc (b->s, cap);
+        if (!s) {
+            b->bad = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy (b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void puts_ (struct tbuf *b, const char *p)
+{
+    put (b, p, strlen (p));
+}
+
+static void put_int (struct tbuf *b, long long v)
+{
+    char d[24], *p = d + sizeof (d);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long) v
+                                 : (unsigned long long) v;
+    do
+        *--p = (char) ('0' + u % 10);
+    while ((u /= 10));
+    if (v < 0)
+        *--p = '-';
+    put (b, p, (size_t) (d + sizeof (d) - p));
+}
+
+/* Length of the UTF-8 sequence at p (well formed, no surrogates, no
+ * overlong forms), 0 when it is not one. */
+static size_t utf8_len (const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    if (!n || c > 0xf4)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f)
+        || (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
+        return 0;
+    return n;
+}
+
+/* A JSON string, escaped as jansson escapes one (\" \\ \b \f \n \r \t,
+ * other controls as \u00XX, '/' as is). */
+static void put_str (struct tbuf *b, const char *v)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *) v, *run = p;
+    put (b, "\"", 1);
+    while (*p) {
+        size_t n = utf8_len (p);
+        if (!n) {
+            b->bad = true;
+            return;
+        }
+        if (n > 1 || (*p >= 0x20 && *p != '"' && *p != '\\')) {
+            p += n;
+            continue;
+        }
+        put (b, (const char *) run, (size_t) (p - run));
+        char e[7] = { '\\', 0 };
+        switch (*p) {
+        case '"': e[1] = '"'; break;
+        case '\\': e[1] = '\\'; break;
+        case '\b': e[1] = 'b'; break;
+        case '\f': e[1] = 'f'; break;
+        case '\n': e[1] = 'n'; break;
+        case '\r': e[1] = 'r'; break;
+        case '\t': e[1] = 't'; break;
+        default:
+            memcpy (e + 1, "u00", 3);
+            e[4] = hex[*p >> 4];
+            e[5] = hex[*p & 15];
+        }
+        puts_ (b, e);
+        run = ++p;
+    }
+    put (b, (const char *) run, (size_t) (p - run));
+    put (b, "\"", 1);
+}
+
+static void put_str_or_null (struct tbuf *b, const char *v)
+{
+    if (v)
+        put_str (b, v);
+    else
+        puts_ (b, "null");
+}
+
+static void put_ids (struct tbuf *b, const int *v, int n)
+{
+    put (b, "[", 1);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            put (b, ",", 1);
+        put_int (b, v[i]);
+    }
+    put (b, "]", 1);
+}
+
+/* {"NAME": "value", ...} as jansson builds it from a list: a name given
+ * twice keeps its first place and its last value. */
+static void put_items (struct tbuf *b, const struct env_set_item *v, int n)
+{
+    put (b, "{", 1);
+    bool first = true;
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp (v[j].name, v[i].name);
+        if (seen)
+            continue;
+        int last = i;
+        for (int j = i + 1; j < n; j++)
+            if (!strcmp (v[j].name, v[i].name))
+                last = j;
+        if (!first)
+            put (b, ",", 1);
+        first = false;
+        put_str (b, v[i].name);
+        put (b, ":", 1);
+        put_str (b, v[last].value);
+    }
+    put (b, "}", 1);
+}
+
+void json_real_text (double v, char *buf, size_t size)
+{
+    int n = snprintf (buf, size, "%.17g", v);
+    if (n < 0 || (size_t) n >= size)
+        return;
+    char *e = strchr (buf, 'e');
+    if (e) {
+        /* jansson: no '+' and no leading zeros in an exponent */
+        char *d = e + 1, *s = d;
+        if (*s == '-')
+            d++, s++;
+        else if (*s == '+')
+            s++;
+        while (*s == '0' && s[1])
+            s++;
+        memmove (d, s, strlen (s) + 1);
+    }
+    else if (!strchr (buf, '.') && (size_t) n + 2 < size)
+        memcpy (buf + n, ".0", 3);
+}
+
+void lease_text_free (struct lease_text *t)
+{
+    free (t->body);
+    free (t->env);
+    memset (t, 0, sizeof (*t));
+}
+
+int lease_text_build (const struct proto_lease *l, struct lease_text *t)
+{
+    struct tbuf b = { 0 }, e = { 0 };
+    const struct placement *p = &l->placement;
+    memset (t, 0, sizeof (*t));
+    for (int i = 0; i < p->nnodes; i++)
+        if (!p->nodes[i].name)
+            return -1;
+    for (int i = 0; i < l->launch.n_set; i++)
+        if (!l->launch.env_set[i].name || !l->launch.env_set[i].value)
+            return -1;
+    for (int i = 0; i < l->nenv; i++)
+        if (!l->env[i].name || !l->env[i].value)
+            return -1;
+    if (!l->id || p->nnodes < 1)
+        return -1;
+    puts_ (&b, "{\"lease\":");
+    put_str (&b, l->id);
+    puts_ (&b, ",\"label\":");
+    put_str_or_null (&b, l->label);
+    puts_ (&b, ",\"placement\":{\"nodes\":[");
+    for (int i = 0; i < p->nnodes; i++) {
+        if (i)
+            put (&b, ",", 1);
+        put_str (&b, p->nodes[i].name);
+    }
+    puts_ (&b, "],\"cores\":[");
+    for (int i = 0; i < p->nnodes; i++) {
+        if (i)
+            put (&b, ",", 1);
+        put_ids (&b, p->nodes[i].cores, p->nodes[i].ncores);
+    }
+    puts_ (&b, "],\"gpus\":");
+    put_int (&b, p->gpus);
+    puts_ (&b, ",\"gpu_ids\":");
+    /* zero GPUs are stated as such; unknown indices of some are null */
+    if (p->ngpu_ids > 0 || p->gpus == 0)
+        put_ids (&b, p->gpu_ids, p->ngpu_ids);
+    else
+        puts_ (&b, "null");
+    puts_ (&b, "},\"memory_cap\":");
+    if (l->memory_cap >= 0)
+        put_int (&b, l->memory_cap);
+    else
+        puts_ (&b, "null");
+    puts_ (&b, ",\"budget_mb\":");
+    if (l->budget_mb >= 0)
+        put_int (&b, l->budget_mb);
+    else
+        puts_ (&b, "null");
+    if (l->launch.argv) {
+        puts_ (&b, ",\"argv\":[");
+        for (int i = 0; l->launch.argv[i]; i++) {
+            if (i)
+                put (&b, ",", 1);
+            put_str (&b, l->launch.argv[i]);
+        }
+        put (&b, "]", 1);
+    }
+    puts_ (&b, ",\"env_delta\":{\"unset\":[");
+    for (int i = 0; i < l->launch.n_unset; i++) {
+        if (i)
+            put (&b, ",", 1);
+        put_str (&b, l->launch.env_unset[i]);
+    }
+    puts_ (&b, "],\"set\":");
+    put_items (&b, l->launch.env_set, l->launch.n_set);
+    put (&b, "}", 1);
+    if (l->owner_pid > 0) {
+        puts_ (&b, ",\"owner_pid\":");
+        put_int (&b, l->owner_pid);
+    }
+    json_real_text (l->granted, t->time, sizeof (t->time));
+    if (l->granted >= 0) {
+        puts_ (&b, ",\"granted\":");
+        puts_ (&b, t->time);
+    }
+    put (&b, "}", 1);
+    if (l->env)
+        put_items (&e, l->env, l->nenv);
+    if (b.bad || e.bad) {
+        free (b.s);
+        free (e.s);
+        memset (t, 0, sizeof (*t));
+        return -1;
+    }
+    t->body = b.s;
+    t->len = b.len;
+    t->env = e.s;
+    t->envlen = e.len;
+    return 0;
+}
+
+static char *finish_line (struct tbuf *b, size_t *len)
+{
+    put (b, "}\n", 2);
+    if (b->bad) {
+        free (b->s);
+        return NULL;
+    }
+    *len = b->len;
+    return b->s;
+}
+
+char *released_event_line (double time, const char *lease, const char *label,
+                           const char *reason, size_t *len)
+{
+    struct tbuf b = { 0 };
+    char t[40];
+    if (!lease)
+        return NULL;
+    json_real_text (time, t, sizeof (t));
+    puts_ (&b, "{\"event\":\"released\",\"time\":");
+    puts_ (&b, t);
+    puts_ (&b, ",\"lease\":");
+    put_str (&b, lease);
+    puts_ (&b, ",\"label\":");
+    put_str_or_null (&b, label);
+    puts_ (&b, ",\"reason\":");
+    put_str (&b, reason ? reason : "released");
+    return finish_line (&b, len);
+}
+
+char *release_reply_line (const json_t *id, const char *lease, size_t *len)
+{
+    struct tbuf b = { 0 };
+    if (!lease)
+        return NULL;
+    puts_ (&b, "{\"id\":");
+    if (json_is_integer (id))
+        put_int (&b, json_integer_value (id));
+    else if (json_is_string (id))
+        put_str (&b, json_string_value (id));
+    else
+        puts_ (&b, "null");
+    puts_ (&b, ",\"ok\":true,\"lease\":");
+    put_str (&b, lease);
+    return finish_line (&b, len);
+}
+
+char *lease_text_line (const struct lease_text *t, const char *head,
+                       bool with_env, const char *tail, size_t *len)
+{
+    bool env = with_env && t->env;
+    size_t hl = strlen (head), tl = strlen (tail);
+    size_t members = t->len - 2;               /* without the braces */
+    size_t n = hl + members + (env ? 7 + t->envlen : 0) + tl + 1;
+    char *s = malloc (n + 1), *p = s;
+    if (!s)
+        return NULL;
+    memcpy (p, head, hl);
+    p += hl;
+    memcpy (p, t->body + 1, members);
+    p += members;
+    if (env) {
+        memcpy (p, ",\"env\":", 7);
+        memcpy (p + 7, t->env, t->envlen);
+        p += 7 + t->envlen;
+    }
+    memcpy (p, tail, tl);
+    p += tl;
+    *p++ = '\n';
+    *p = '\0';
+    *len = n;
+    return s;
+}

@@ -1,0 +1,47 @@
+/* A grant's lease object as JSON text, encoded once per grant and spliced
+ * into the acquire reply, the granted event and the journal record. It is
+ * the object the codec builds (proto_lease_json: same members, same order,
+ * same nulls), written straight to text: jansson spent most of a grant
+ * building and dumping it (a value per member, and a loop check per
+ * container that formats its address). tests/unit/test_lease_text.c holds
+ * the two to the same JSON. */
+#ifndef BERTHD_LEASE_TEXT_H
+#define BERTHD_LEASE_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "codec.h"
+
+struct lease_text {
+    char *body;                   /* the lease object, without "env" */
+    size_t len;
+    char *env;                    /* the "env" object; NULL: none */
+    size_t envlen;
+    char time[40];                /* the grant time as a JSON real */
+};
+
+/* From the lease as the codec describes it (its env, if any, goes to
+ * t->env). -1 when out of memory or a string is not valid UTF-8. */
+int lease_text_build (const struct proto_lease *pl, struct lease_text *t);
+void lease_text_free (struct lease_text *t);
+
+/* head, the lease's members (with "env" when asked and there is one), tail,
+ * and a newline: a new string, *len its length; NULL when out of memory. */
+char *lease_text_line (const struct lease_text *t, const char *head,
+                       bool with_env, const char *tail, size_t *len);
+
+/* The codec's "released" event (proto_event_released) as a line; NULL when
+ * out of memory or a string is not UTF-8. */
+char *released_event_line (double time, const char *lease, const char *label,
+                           const char *reason, size_t *len);
+
+/* The codec's release reply (proto_release_reply) as a line: id is the
+ * request's (NULL: null). */
+char *release_reply_line (const json_t *id, const char *lease, size_t *len);
+
+/* v as jansson writes a real: 17 significant digits, and a dot or an
+ * exponent always, so that it reads back as a real. */
+void json_real_text (double v, char *buf, size_t size);
+
+#endif

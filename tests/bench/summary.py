@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Each figure of a benchmark run against its target, with the anchors measured
+beside it: a table on stdout, summary.md (for the README) and summary.json in
+the results directory. Targets are read, never asserted: the exit status says
+only whether the results could be read."""
+import json
+import os
+import sys
+
+
+def load(d, name):
+    p = os.path.join(d, name + ".json")
+    return json.load(open(p)) if os.path.exists(p) else None
+
+
+def main():
+    d = sys.argv[1]
+    m = load(d, "machine") or {}
+    rows = []  # (target, figure, anchor, met)
+
+    def row(target, figure, anchor, met):
+        rows.append({"target": target, "figure": figure, "anchor": anchor, "met": bool(met)})
+
+    r = load(d, "ledger")
+    if r:
+        a = r["at_10000"]
+        row("1. ledger, 10,000 nodes: 1-node 4-core acquire+release < 5 us",
+            f"{a['one_node_us']:.2f} us", "", r["meets"]["one_node_under_5us"])
+        row("1. ledger, 10,000 nodes: 64-node span acquire+release < 100 us",
+            f"{a['span_64_us']:.1f} us", "", r["meets"]["span_under_100us"])
+        row("1. ledger cost 100 -> 10,000 nodes: no worse than linear (x100)",
+            f"x{a['growth_one_node']:.2f} (1 node), x{a['growth_span']:.2f} (span)", "",
+            r["meets"]["linear"])
+    r = load(d, "socket")
+    if r:
+        o, c, h = r["one_client"], r["concurrent"], r["held"]
+        row("2. one client over the socket: p50 < 50 us, p99 < 250 us",
+            f"p50 {o['pair_p50_us']:.0f} us, p99 {o['pair_p99_us']:.0f} us",
+            "Flux: ~400 us per local RPC", r["meets"]["rtt"])
+        row("3. 64 clients: >= 100,000 ops/s, none over 5 ms",
+            f"{c['ops_per_s']:,.0f} ops/s, slowest {c['slowest_ms']:.1f} ms "
+            f"(berthd {c['berthd_cpu_us_per_op']:.1f} us CPU/op)",
+            "Flux: ~18,000 pipelined RPC/s", r["meets"]["throughput"])
+        row("7. 4,000 clients holding leases, 100,000 grants behind: RSS < 64 MiB",
+            f"{h['peak_rss_mib']:.1f} MiB peak ({h['clients']} clients, "
+            f"{h['grants_behind']:,} grants)", "Flux broker: 15 -> 550 MiB over 3,000 jobs",
+            r["meets"]["rss"] and r["meets"]["grants"])
+    r = load(d, "startup")
+    if r:
+        big = [x for x in r["rows"] if x["nodes"] == 10000][0]
+        row("7. start-up to ready, 10,000-node allocation: < 20 ms",
+            f"{big['ready_ms']:.1f} ms", f"process start floor {r['version_floor_ms']:.1f} ms",
+            r["meets"]["ready_under_20ms_at_10000"])
+    r = load(d, "cli")
+    if r:
+        row("4. CLI: berth acquire + berth release < 3 ms per pair",
+            f"{r['pair_ms']:.2f} ms", f"two bare process starts {r['two_process_starts_ms']:.2f} ms; "
+            "Flux C CLI ~15 ms per call", r["meets"]["pair_under_3ms"])
+        row("5. berth run --local, 2 at a time: >= 2x GNU parallel -j2",
+            f"{r['ratio_vs_parallel']:.2f}x ({r['berth_run_steps_per_s']:.0f} steps/s)",
+            f"parallel {r['parallel_steps_per_s']:.0f}/s, fork/exec loop "
+            f"{r['fork_exec_loop_steps_per_s']:.0f}/s; flux run ~2/s", r["meets"]["twice_parallel"])
+    r = load(d, "slurm")
+    if r:
+        row(f"6. Slurm, {r['steps']} one-core steps, {r['at_once']} at once: "
+            "as fast as srun --exact, no retries",
+            f"{r['berth']['wall_s']:.1f} s, {r['berth']['srun_retries']} retries",
+            f"parallel srun --exact {r['bare']['wall_s']:.1f} s, {r['bare']['srun_retries']} retries",
+            r["meets"]["as_fast_as_srun"] and r["meets"]["zero_retries"])
+    r = load(d, "pack")
+    if r:
+        row("8. packing 300 steps on 8 nodes: makespan <= 1.15 x bound, better than strict",
+            f"{r['ratio']:.3f} x bound", f"strict first fit {r['strict_ratio']:.3f}; "
+            f"backfill without starvation bound {r['unbounded_ratio']:.3f}",
+            r["meets"]["within_1_15"] and r["meets"]["better_than_strict"])
+
+    head = (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, Linux {m.get('kernel', '?')}, "
+            f"load {m.get('load_before', [0])[0]:.2f} at start, {m.get('date', '')}, "
+            f"commit {m.get('commit', '')}" + (" (quick run: the figures mean nothing)"
+                                                 if m.get("quick") else ""))
+    print("summary: " + head)
+    w = max((len(x["target"]) for x in rows), default=10)
+    for x in rows:
+        print(f"  {'met ' if x['met'] else 'MISS'} {x['target']:<{w}}  {x['figure']}"
+              + (f"   [{x['anchor']}]" if x["anchor"] else ""))
+    with open(os.path.join(d, "summary.md"), "w") as f:
+        f.write(f"Measured on {head}.\n\n")
+        f.write("| target | berth | beside it, same run (or published) | |\n|---|---|---|---|\n")
+        for x in rows:
+            f.write(f"| {x['target']} | {x['figure']} | {x['anchor']} | "
+                    f"{'met' if x['met'] else '**missed**'} |\n")
+    json.dump({"machine": m, "rows": rows}, open(os.path.join(d, "summary.json"), "w"), indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

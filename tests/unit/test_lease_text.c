@@ -1,0 +1,214 @@
+/* The lease object written as text by berthd is the codec's object: the
+ * same JSON as proto_lease_json for leases of every kind, strings escaped
+ * alike, reals written alike; bad input refused. */
+#include <string.h>
+
+#include "lease_text.h"
+#include "testutil.h"
+
+static int cores0[] = { 0, 1, 2, 3 }, cores1[] = { 8, 9, 10, 11 };
+static int gids[] = { 0, 1 };
+
+static struct proto_lease base (void)
+{
+    static struct placement_node nodes[2];
+    nodes[0] = (struct placement_node) { "nid001", cores0, 4 };
+    nodes[1] = (struct placement_node) { "nid002", cores1, 4 };
+    struct proto_lease l;
+    proto_lease_init (&l);
+    l.id = "L17";
+    l.placement = (struct placement) { nodes, 1, 0, NULL, 0 };
+    l.memory_cap = -1;
+    l.budget_mb = -1;
+    l.granted = -1;
+    return l;
+}
+
+/* The text (with env spliced in when there is one) equals the codec's. */
+static void same_as_codec (const struct proto_lease *l)
+{
+    struct lease_text t;
+    ck_assert_int_eq (lease_text_build (l, &t), 0);
+    size_t len;
+    char *line = lease_text_line (&t, "{", true, "}", &len);
+    ck_assert_ptr_nonnull (line);
+    ck_assert_uint_eq (strlen (line), len);
+    ck_assert_int_eq (line[len - 1], '\n');
+    json_error_t je;
+    json_t *mine = json_loads (line, JSON_REJECT_DUPLICATES, &je);
+    ck_assert_msg (mine != NULL, "not JSON: %s: %s", je.text, line);
+    json_t *theirs = proto_lease_json (l);
+    ck_assert_ptr_nonnull (theirs);
+    char *want = json_dumps (theirs, JSON_COMPACT | JSON_SORT_KEYS);
+    char *got = json_dumps (mine, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_msg (json_equal (mine, theirs), "text %s\ncodec %s", got, want);
+    /* reals are written as jansson writes them, to the digit */
+    if (l->granted >= 0) {
+        const char *x = strstr (line, "\"granted\":"), *y = strstr (want,
+                                                               "\"granted\":");
+        ck_assert (x && y);
+        size_t nx = strcspn (x, ",}"), ny = strcspn (y, ",}");
+        ck_assert_msg (nx == ny && !memcmp (x, y, nx), "%.*s vs %.*s",
+                       (int) nx, x, (int) ny, y);
+    }
+    free (want);
+    free (got);
+    json_decref (mine);
+    json_decref (theirs);
+    free (line);
+    lease_text_free (&t);
+}
+
+START_TEST (plain_lease)
+{
+    struct proto_lease l = base ();
+    same_as_codec (&l);
+}
+END_TEST
+
+START_TEST (full_lease)
+{
+    struct proto_lease l = base ();
+    char *argv[] = { "srun", "--nodes=2", "./a.out", "x\"y\\z\n\t\x01", NULL };
+    char *unset[] = { "SLURM_CPU_BIND" };
+    struct env_set_item set[] = { { "OMP_NUM_THREADS", "4" },
+                                  { "CUDA_VISIBLE_DEVICES", "0,1" },
+                                  { "OMP_NUM_THREADS", "8" } };
+    struct env_set_item env[] = { { "BERTH_LEASE", "L17" },
+                                  { "BERTH_CORES", "0-3" } };
+    l.label = "ocean \"qu240\" caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8c\x8a/";
+    l.placement.nnodes = 2;
+    l.placement.gpus = 2;
+    l.placement.gpu_ids = gids;
+    l.placement.ngpu_ids = 2;
+    l.memory_cap = 8000;
+    l.budget_mb = 16000;
+    l.launch = (struct launch) { argv, 4, unset, 1, set, 3 };
+    l.env = env;
+    l.nenv = 2;
+    l.owner_pid = 31337;
+    l.granted = 1754300000.25;
+    same_as_codec (&l);
+    /* GPUs whose indices are not known are null */
+    l.placement.gpu_ids = NULL;
+    l.placement.ngpu_ids = 0;
+    l.granted = 1754300000.0;
+    same_as_codec (&l);
+}
+END_TEST
+
+START_TEST (splicing)
+{
+    struct proto_lease l = base ();
+    struct env_set_item env[] = { { "BERTH_LEASE", "L17" } };
+    l.env = env;
+    l.nenv = 1;
+    struct lease_text t;
+    ck_assert_int_eq (lease_text_build (&l, &t), 0);
+    size_t len;
+    char *a = lease_text_line (&t, "{\"id\":7,\"ok\":true,", false, "}", &len);
+    ck_assert_ptr_null (strstr (a, "\"env\""));
+    ck_assert_ptr_nonnull (strstr (a, "{\"id\":7,\"ok\":true,\"lease\":\"L17\""));
+    json_t *j = json_loads (a, 0, NULL);
+    ck_assert_ptr_nonnull (j);
+    json_decref (j);
+    free (a);
+    char *b = lease_text_line (&t, "{\"lease\":{", true, "}}", &len);
+    ck_assert_ptr_nonnull (strstr (b, ",\"env\":{\"BERTH_LEASE\":\"L17\"}}}\n"));
+    free (b);
+    lease_text_free (&t);
+}
+END_TEST
+
+START_TEST (reals)
+{
+    const double v[] = { 0, 5, 1754300000.25, 1796006811.1807859, 1e300,
+                         1.5e-7, 123456789012345678.0 };
+    for (size_t i = 0; i < sizeof (v) / sizeof (v[0]); i++) {
+        char buf[40];
+        json_real_text (v[i], buf, sizeof (buf));
+        json_t *r = json_real (v[i]);
+        char *want = json_dumps (r, JSON_ENCODE_ANY);
+        ck_assert_str_eq (buf, want);
+        free (want);
+        json_decref (r);
+    }
+}
+END_TEST
+
+/* The release path's lines are the codec's too. */
+START_TEST (release_lines)
+{
+    const char *labels[] = { NULL, "plain", "with \"quotes\" and \xc3\xa9" };
+    json_t *ids[] = { json_integer (12), json_string ("req-\"7\""), NULL };
+    for (int i = 0; i < 3; i++) {
+        size_t len;
+        char *line = released_event_line (1754300100.5, "L17", labels[i],
+                                          i ? "disconnected" : NULL, &len);
+        ck_assert_ptr_nonnull (line);
+        ck_assert_uint_eq (strlen (line), len);
+        json_t *mine = json_loads (line, JSON_REJECT_DUPLICATES, NULL);
+        json_t *theirs = proto_event_released (1754300100.5, "L17", labels[i],
+                                               i ? "disconnected" : NULL);
+        ck_assert_msg (json_equal (mine, theirs), "%s", line);
+        json_decref (mine);
+        json_decref (theirs);
+        free (line);
+        line = release_reply_line (ids[i], "L17", &len);
+        mine = json_loads (line, JSON_REJECT_DUPLICATES, NULL);
+        theirs = proto_release_reply (ids[i], "L17");
+        ck_assert_msg (json_equal (mine, theirs), "%s", line);
+        json_decref (mine);
+        json_decref (theirs);
+        free (line);
+        json_decref (ids[i]);
+    }
+    size_t len;
+    ck_assert_ptr_null (released_event_line (0, NULL, NULL, NULL, &len));
+    ck_assert_ptr_null (released_event_line (0, "L1", "bad \xff", NULL, &len));
+    ck_assert_ptr_null (release_reply_line (NULL, NULL, &len));
+}
+END_TEST
+
+START_TEST (refusals)
+{
+    struct lease_text t;
+    struct proto_lease l = base ();
+    l.label = "bad \xc3\x28 utf-8";
+    ck_assert_int_eq (lease_text_build (&l, &t), -1);
+    ck_assert_ptr_null (t.body);
+    l = base ();
+    l.label = "surrogate \xed\xa0\x80";
+    ck_assert_int_eq (lease_text_build (&l, &t), -1);
+    l = base ();
+    l.id = NULL;
+    ck_assert_int_eq (lease_text_build (&l, &t), -1);
+    l = base ();
+    l.placement.nnodes = 0;
+    ck_assert_int_eq (lease_text_build (&l, &t), -1);
+    l = base ();
+    struct placement_node nameless = { NULL, cores0, 4 };
+    l.placement.nodes = &nameless;
+    ck_assert_int_eq (lease_text_build (&l, &t), -1);
+    l = base ();
+    struct env_set_item half[] = { { "X", NULL } };
+    l.env = half;
+    l.nenv = 1;
+    ck_assert_int_eq (lease_text_build (&l, &t), -1);
+    lease_text_free (&t);
+}
+END_TEST
+
+int main (void)
+{
+    Suite *s = suite_create ("lease_text");
+    TCase *tc = tcase_create ("lease_text");
+    tcase_add_test (tc, plain_lease);
+    tcase_add_test (tc, full_lease);
+    tcase_add_test (tc, splicing);
+    tcase_add_test (tc, reals);
+    tcase_add_test (tc, release_lines);
+    tcase_add_test (tc, refusals);
+    suite_add_tcase (s, tc);
+    return run_suite (s);
+}
