@@ -41,7 +41,11 @@ rm -rf "$dest"
 # once (gcc) is enough
 BERTH_SKIP_SLURM=1 run "clang: all tests but Slurm, soak and valgrind" "$out/clang" clang \
     "--no-suite soak --no-suite valgrind"
+# the load test at full size (4,000 clients, 100,000 grants) runs in the gcc
+# stage; under the sanitizers (several times slower) a quarter of it, so that
+# its per-request timeouts measure berthd, not the sanitizer
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+BERTH_LOAD_CLIENTS=1000 BERTH_LOAD_GRANTS=25000 \
     run "gcc + ASan + UBSan: unit, integration and fuzz corpus tests" "$out/asan" gcc \
     "--suite unit --suite integration --suite fuzz" \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
