@@ -1,4 +1,5 @@
 /* berth: the command line. Each subcommand lives in its own cmd_*.c file. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,12 @@ int cli_fail (int status, const char *cmd, const char *fmt, ...)
     va_end (ap);
     fputc ('\n', stderr);
     return status;
+}
+
+int cli_bad_option (const char *cmd, char **argv)
+{
+    return cli_fail (2, cmd, "unknown or incomplete option '%s' (see --help)",
+                     argv[optind - 1]);
 }
 
 static void usage (FILE *f)

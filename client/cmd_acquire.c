@@ -118,8 +118,7 @@ static int parse (int argc, char **argv, berth_request_t *r, const char **socket
             *help = true;
             return 0;
         default:
-            return cli_fail (2, "acquire", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("acquire", argv);
         }
     }
     if (optind < argc)

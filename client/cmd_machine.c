@@ -50,8 +50,7 @@ int cmd_machine (int argc, char **argv)
         case OPT_ALLOCATION: allocation = true; break;
         case 'h': usage (stdout); return 0;
         default:
-            return cli_fail (2, "machine", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("machine", argv);
         }
     }
     if (optind < argc)

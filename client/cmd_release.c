@@ -36,8 +36,7 @@ int cmd_release (int argc, char **argv)
             usage (stdout);
             return 0;
         default:
-            return cli_fail (2, "release", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("release", argv);
         }
     }
     if (optind >= argc)

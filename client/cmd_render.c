@@ -190,8 +190,7 @@ static int parse_args (int argc, char **argv, struct render_args *a)
         case OPT_JSON: a->json = true; break;
         case 'h': usage (stdout); return 0;
         default:
-            return cli_fail (2, "render", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("render", argv);
         }
     }
     if (optind >= argc)

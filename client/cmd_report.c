@@ -135,8 +135,7 @@ int cmd_report (int argc, char **argv)
             usage (stdout);
             return 0;
         default:
-            return cli_fail (2, "report", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("report", argv);
         }
     }
     if (optind >= argc)

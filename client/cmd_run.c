@@ -108,8 +108,7 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
             *help = true;
             return 0;
         default:
-            return cli_fail (2, "run", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("run", argv);
         }
     }
     if (optind >= argc || !argv[optind][0])

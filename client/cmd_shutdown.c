@@ -67,8 +67,7 @@ int cmd_shutdown (int argc, char **argv)
             usage (stdout);
             return 0;
         default:
-            return cli_fail (2, "shutdown", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("shutdown", argv);
         }
     }
     if (optind < argc)

@@ -114,8 +114,7 @@ static int parse_args (int argc, char **argv, struct size_args *a)
         case OPT_JSON: a->json = true; break;
         case 'h': usage (stdout); return 0;
         default:
-            return cli_fail (2, "size", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("size", argv);
         }
     }
     if (optind < argc)

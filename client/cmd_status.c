@@ -326,8 +326,7 @@ int cmd_status (int argc, char **argv)
             usage (stdout);
             return 0;
         default:
-            return cli_fail (2, "status", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("status", argv);
         }
     }
     if (optind < argc)

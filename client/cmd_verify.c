@@ -182,8 +182,7 @@ int cmd_verify (int argc, char **argv)
             usage (stdout);
             return 0;
         default:
-            return cli_fail (2, "verify", "unknown or incomplete option '%s' (see --help)",
-                             argv[optind - 1]);
+            return cli_bad_option ("verify", argv);
         }
     }
     if (optind < argc)

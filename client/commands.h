@@ -19,4 +19,8 @@ int cmd_report (int argc, char **argv);
 int cli_fail (int status, const char *cmd, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/* The usage error for the option getopt_long just refused (argv as given to
+ * the subcommand): exit status 2. */
+int cli_bad_option (const char *cmd, char **argv);
+
 #endif
