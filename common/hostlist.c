@@ -70,6 +70,25 @@ static int parse_number (const char *s, const char *e, const char *item,
 
 /* Append every name of `rest` (brackets still to expand) prefixed by
  * `done`. `item` is the whole item, for messages. */
+/* v in decimal, zero-padded to width, with its NUL: what "%0*ld" writes,
+ * without printf's cost for each of 10,000 names. Returns the length. */
+static int format_padded (char *out, long v, int width)
+{
+    char digits[MAX_DIGITS + 1];
+    int n = 0;
+    do {
+        digits[n++] = (char) ('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    int len = n > width ? n : width;
+    for (int i = 0; i < len - n; i++)
+        out[i] = '0';
+    for (int i = 0; i < n; i++)
+        out[len - 1 - i] = digits[i];
+    out[len] = '\0';
+    return len;
+}
+
 static int expand_rest (const char *done, size_t donelen, const char *rest,
                         const char *item, struct names *out,
                         berth_error_t *err)
@@ -105,8 +124,7 @@ static int expand_rest (const char *done, size_t donelen, const char *rest,
         }
         int width = (int) ((dash ? dash : end) - r);
         for (long v = lo; rc == 0 && v <= hi; v++) {
-            int k = snprintf (buf + donelen + head, MAX_DIGITS + 1, "%0*ld",
-                              width, v);
+            int k = format_padded (buf + donelen + head, v, width);
             rc = expand_rest (buf, donelen + head + k, close + 1, item, out,
                               err);
         }

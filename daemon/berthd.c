@@ -21,6 +21,7 @@
 
 #include "berth_config.h"
 #include "berthd.h"
+#include "launcher_probe.h"
 #include "sockdir.h"
 
 static const char usage_text[] =
@@ -434,14 +435,20 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     if (!getenv ("LISTEN_FDS") && sockdir_clear_stale (d->socket_path, err) < 0)
         return -1;
 
-    launcher_detect (d->machine, &d->caps);
+    /* srun --version runs while the ledger is built. */
+    struct launcher_probe probe;
+    launcher_probe_start (&probe, d->machine);
+    int built = 0;
+    if (!(d->base = event_base_new ()))
+        built = errprintf (err, "cannot create the event loop");
+    else if (leases_init (d, err) < 0 || events_open (d, err) < 0
+             || journal_open_ledger (d, err) < 0)
+        built = -1;
+    launcher_probe_finish (&probe, &d->caps);
+    if (built < 0)
+        return -1;
     d->layout = d->caps.placement == PLACEMENT_SCHEDULER ? LEDGER_SCHEDULER
                                                          : LEDGER_CPU_BINDING;
-    if (!(d->base = event_base_new ()))
-        return errprintf (err, "cannot create the event loop");
-    if (leases_init (d, err) < 0 || events_open (d, err) < 0
-        || journal_open_ledger (d, err) < 0)
-        return -1;
     ledger_capacity (d->ledger, &d->capacity);
     d->capacity.mpi_allowed = d->alloc->mpi_allowed;
     struct waitqueue_config qc = { d->cfg.starvation_overtakes,

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "berthd.h"
+#include "hostlist.h"
 #include "idset.h"
 #include "journal_file.h"
 
@@ -251,12 +252,13 @@ void journal_close (struct berthd *d)
 struct specs {
     struct ledger_node_spec *v;
     int n, local;
-    int **cores;
+    int **cores;          /* core id arrays owned here (one per group) */
+    int ncores_arrays;
 };
 
 static void specs_free (struct specs *s)
 {
-    for (int i = 0; s->cores && i < s->n; i++)
+    for (int i = 0; s->cores && i < s->ncores_arrays; i++)
         free (s->cores[i]);
     free (s->cores);
     free (s->v);
@@ -276,8 +278,153 @@ static int specs_from_alloc (const struct allocation *a, struct specs *s,
         s->v[i] = (struct ledger_node_spec) {
             an->name, an->core_ids, an->ncores, an->gpus,
             an->memory_credited_mb };
+        /* Alike nodes share one core list: the ledger then compares
+         * pointers, not 10,000 lists, twice. */
+        if (i > 0 && s->v[i - 1].ncores == an->ncores
+            && !memcmp (s->v[i - 1].cores, an->core_ids,
+                        an->ncores * sizeof (int)))
+            s->v[i].cores = s->v[i - 1].cores;
     }
     return 0;
+}
+
+/* The start record keeps the ledger's nodes as groups: a run of nodes in
+ * ledger order with the same cores, GPUs and memory whose names count up
+ * one by one ("nid[00001-09999]"), so that 10,000 alike nodes cost one short
+ * line, not 10,000 objects, at every start and compaction. */
+
+/* b is a's successor: the same text around the last digit run, the same
+ * width, the number one higher. */
+static bool name_follows (const char *a, const char *b)
+{
+    size_t la = strlen (a), lb = strlen (b);
+    if (la != lb)
+        return false;
+    size_t end = la;
+    while (end > 0 && !(a[end - 1] >= '0' && a[end - 1] <= '9'))
+        end--;
+    size_t beg = end;
+    while (beg > 0 && a[beg - 1] >= '0' && a[beg - 1] <= '9')
+        beg--;
+    if (beg == end || end - beg > 18 || strncmp (a, b, beg) != 0
+        || strcmp (a + end, b + end) != 0)
+        return false;
+    long long na = 0, nb = 0;
+    for (size_t i = beg; i < end; i++) {
+        if (!(b[i] >= '0' && b[i] <= '9'))
+            return false;
+        na = na * 10 + (a[i] - '0');
+        nb = nb * 10 + (b[i] - '0');
+    }
+    return nb == na + 1;
+}
+
+static bool same_shape (const struct ledger_node_spec *a,
+                        const struct ledger_node_spec *b)
+{
+    return a->ncores == b->ncores && a->gpus == b->gpus
+           && a->memory == b->memory
+           && (a->cores == b->cores
+               || !memcmp (a->cores, b->cores, a->ncores * sizeof (int)));
+}
+
+/* The names of a run that name_follows built: "nid[00001-09999]". */
+static char *run_names (const char *first, const char *last)
+{
+    size_t len = strlen (first), end = len;
+    while (end > 0 && !(first[end - 1] >= '0' && first[end - 1] <= '9'))
+        end--;
+    size_t beg = end;
+    while (beg > 0 && first[beg - 1] >= '0' && first[beg - 1] <= '9')
+        beg--;
+    char *s = NULL;
+    if (asprintf (&s, "%.*s[%.*s-%.*s]%s", (int) beg, first, (int) (end - beg),
+                  first + beg, (int) (end - beg), last + beg, first + end) < 0)
+        return NULL;
+    return s;
+}
+
+static json_t *node_group (const struct specs *s, int first, int count)
+{
+    const struct ledger_node_spec *v = &s->v[first];
+    size_t cap = (size_t) v->ncores * 9 + 1;
+    char *ids = malloc (cap);
+    char *names = count == 1 ? strdup (v->name)
+                             : run_names (v->name, s->v[first + count - 1].name);
+    json_t *g = NULL;
+    if (ids && names && idset_format (v->cores, v->ncores, ids, cap) >= 0)
+        g = json_pack ("{s:s s:i s:s s:i s:I}", "names", names, "count",
+                       count, "cores", ids, "gpus", v->gpus, "memory",
+                       (json_int_t) v->memory);
+    free (ids);
+    free (names);
+    return g;
+}
+
+static json_t *node_groups (const struct specs *s)
+{
+    json_t *groups = json_array ();
+    for (int i = 0; groups && i < s->n;) {
+        int k = 1;
+        while (i + k < s->n && same_shape (&s->v[i], &s->v[i + k])
+               && name_follows (s->v[i + k - 1].name, s->v[i + k].name))
+            k++;
+        if (json_array_append_new (groups, node_group (s, i, k)) < 0) {
+            json_decref (groups);
+            return NULL;
+        }
+        i += k;
+    }
+    return groups;
+}
+
+/* One group of the start record (or, from a format 2 journal, one node)
+ * onto the allocation's nodes from *at on. */
+static int take_group (json_t *g, const struct allocation *a, struct specs *s,
+                       int *at, berth_error_t *err)
+{
+    const char *names, *cores;
+    int gpus, count = 1, ncores;
+    json_int_t mem;
+    berth_error_t e;
+    if (json_unpack (g, "{s:s s?i s:s s:i s:I}", "names", &names, "count",
+                     &count, "cores", &cores, "gpus", &gpus, "memory",
+                     &mem) < 0
+        && json_unpack (g, "{s:s s:s s:i s:I}", "name", &names, "cores",
+                        &cores, "gpus", &gpus, "memory", &mem) < 0)
+        return errprintf (err, "its node group %d is unreadable", *at);
+    if (count < 1 || count > a->nnodes - *at)
+        return errprintf (err, "it records more nodes than the allocation's "
+                          "%d", a->nnodes);
+    char **list = NULL;
+    int nlist = 0;
+    if (count > 1) {
+        if (hostlist_expand (names, &list, &nlist, &e) < 0)
+            return errprintf (err, "its node group %s: %s", names, e.text);
+    }
+    int rc = -1;
+    if (count > 1 && nlist != count)
+        errprintf (err, "its node group %s names %d nodes, not %d", names,
+                   nlist, count);
+    else if (idset_parse (cores, &s->cores[s->ncores_arrays], &ncores, &e) < 0)
+        errprintf (err, "node group %s: %s", names, e.text);
+    else {
+        int *ids = s->cores[s->ncores_arrays++];
+        rc = 0;
+        for (int i = 0; i < count; i++) {
+            const char *name = count > 1 ? list[i] : names;
+            if (strcmp (name, a->nodes[*at].name) != 0) {
+                rc = errprintf (err, "its node %d is %s; the allocation's is "
+                                "%s", *at, name, a->nodes[*at].name);
+                break;
+            }
+            s->v[*at] = (struct ledger_node_spec) {
+                a->nodes[*at].name, ids, ncores, gpus, mem };
+            (*at)++;
+        }
+    }
+    hostlist_free (list, nlist);
+    return rc;
 }
 
 /* The nodes recorded by a journal, when they are the allocation's. */
@@ -293,52 +440,31 @@ static int specs_from_start (json_t *start, const struct allocation *a,
         || (job && strcmp (job, a->job_id) != 0))
         return errprintf (err, "it belongs to job %s, not to %s",
                           job ? job : "(none)", a->job_id ? a->job_id : "(none)");
-    if ((int) json_array_size (nodes) != a->nnodes)
-        return errprintf (err, "it records %zu nodes; the allocation has %d",
-                          json_array_size (nodes), a->nnodes);
+    size_t ngroups = json_array_size (nodes);
     s->n = a->nnodes;
     s->v = calloc ((size_t) s->n, sizeof (*s->v));
-    s->cores = calloc ((size_t) s->n, sizeof (*s->cores));
+    s->cores = calloc (ngroups ? ngroups : 1, sizeof (*s->cores));
     if (!s->v || !s->cores)
         return errprintf (err, "out of memory");
-    for (int i = 0; i < s->n; i++) {
-        const char *name, *cores;
-        int gpus, ncores;
-        json_int_t mem;
-        berth_error_t e;
-        if (json_unpack (json_array_get (nodes, i), "{s:s s:s s:i s:I}",
-                         "name", &name, "cores", &cores, "gpus", &gpus,
-                         "memory", &mem) < 0)
-            return errprintf (err, "node %d of its first line is unreadable", i);
-        if (strcmp (name, a->nodes[i].name) != 0)
-            return errprintf (err, "its node %d is %s; the allocation's is %s",
-                              i, name, a->nodes[i].name);
-        if (idset_parse (cores, &s->cores[i], &ncores, &e) < 0)
-            return errprintf (err, "node %s: %s", name, e.text);
-        s->v[i] = (struct ledger_node_spec) {
-            a->nodes[i].name, s->cores[i], ncores, gpus, mem };
-    }
+    int at = 0;
+    for (size_t i = 0; i < ngroups; i++)
+        if (at >= a->nnodes
+            || take_group (json_array_get (nodes, i), a, s, &at, err) < 0) {
+            if (at >= a->nnodes)
+                errprintf (err, "it records more nodes than the "
+                           "allocation's %d", a->nnodes);
+            return -1;
+        }
+    if (at != a->nnodes)
+        return errprintf (err, "it records %d nodes; the allocation has %d",
+                          at, a->nnodes);
     return 0;
 }
 
 static json_t *start_record (const struct specs *s, const char *job,
                              uint64_t next_id)
 {
-    json_t *nodes = json_array ();
-    for (int i = 0; nodes && i < s->n; i++) {
-        char *ids = malloc ((size_t) s->v[i].ncores * 9 + 1);
-        if (!ids || idset_format (s->v[i].cores, s->v[i].ncores, ids,
-                                  (size_t) s->v[i].ncores * 9 + 1) < 0
-            || json_array_append_new (nodes, json_pack (
-                   "{s:s s:s s:i s:I}", "name", s->v[i].name, "cores", ids,
-                   "gpus", s->v[i].gpus, "memory",
-                   (json_int_t) s->v[i].memory)) < 0) {
-            free (ids);
-            json_decref (nodes);
-            return NULL;
-        }
-        free (ids);
-    }
+    json_t *nodes = node_groups (s);
     return nodes ? json_pack ("{s:s s:i s:f s:i s:s? s:i s:I s:o}", "op",
                               "start", "format", JOURNAL_FORMAT,
                               "time", now_wall (), "pid", (int) getpid (),

@@ -20,7 +20,7 @@
 #include "error.h"
 #include "ledger.h"
 
-#define JOURNAL_FORMAT 2
+#define JOURNAL_FORMAT 3
 
 struct journal_contents {
     json_t *start;        /* line 1; NULL when the file is missing or empty */
