@@ -18,13 +18,14 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (CORES_PER_NODE, NODES, Checks, Daemon, connectable,  # noqa: E402
-                     held_cores, status, wait_until)
+from harness import (CORES_PER_NODE, HOST, NODES, Checks, Daemon, connectable,  # noqa: E402
+                     held_cores, slurm_env, status, wait_until)
 
 ALL = CORES_PER_NODE * len(NODES)
 t = Checks()
@@ -595,8 +596,65 @@ def test_full_tmpfs():
         d.cleanup()
 
 
+# ---- the start record's node groups ---------------------------------------
+
+def test_node_groups():
+    """Alike nodes whose names count up are one group of the start record;
+    a restart maps the groups back onto the allocation's nodes in order."""
+    names = [HOST, "nid9", "nid10", "nid000011", "nid000012", "nid000013", "x1b", "login"]
+    tmp = tempfile.mkdtemp(prefix="berthd-groups-")
+    env = slurm_env(tmp, extra={"SLURM_JOB_NODELIST": ",".join(names),
+                                "SLURM_JOB_NUM_NODES": str(len(names))})
+    d = Daemon(env=env).start()
+    try:
+        start = json.loads(journal_lines(d)[0])
+        groups = [(g["names"], g["count"]) for g in start["nodes"]]
+        t.check(groups == [(HOST, 1), ("nid9", 1), ("nid10", 1), ("nid[000011-000013]", 3), ("x1b", 1),
+                           ("login", 1)],
+                "the start record groups only runs that count up with one width", str(groups))
+        c = d.client()
+        wide = c.request("acquire", ntasks=3, cpus_per_task=100, detach=True, label="wide")
+        held = [c.request("acquire", cores=60, detach=True, label=f"h{i}") for i in range(6)]
+        t.check(wide.get("ok") and all(h.get("ok") for h in held), "leases over several nodes granted",
+                str(wide)[:200])
+        c.close()
+        want = lease_view(status(d))
+        restart(d)
+        t.check(lease_view(status(d)) == want, "a restart restores every lease on its nodes from the groups")
+        # a format 2 start record (one object per node) still restores
+        d.kill9()
+        lines = journal_lines(d)
+        first = json.loads(lines[0])
+        per_node = []
+        for g in first["nodes"]:
+            n = g["count"]
+            group_names = names[len(per_node):len(per_node) + n]
+            per_node += [{"name": x, "cores": g["cores"], "gpus": g["gpus"], "memory": g["memory"]}
+                         for x in group_names]
+        first.update(format=2, nodes=per_node)
+        with open(journal_path(d), "w") as f:
+            f.write("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+        d.start()
+        t.check(lease_view(status(d)) == want, "a format 2 journal (a node per object) restores too")
+        # a group that does not name the allocation's nodes: not this allocation's journal
+        d.kill9()
+        lines = journal_lines(d)
+        first = json.loads(lines[0])
+        first["nodes"] = [{"names": "nid[000011-000012]" if g.get("names", g.get("name")) == "nid[000011-000013]"
+                           else g.get("names", g.get("name")), "count": g.get("count", 1), "cores": g["cores"],
+                           "gpus": g["gpus"], "memory": g["memory"]} for g in start["nodes"]]
+        with open(journal_path(d), "w") as f:
+            f.write("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+        d.start()
+        t.check(status(d)["leases"] == [] and "names 2 nodes, not 3" in d.stderr(),
+                "a group naming other nodes sets the journal aside, saying why", d.stderr()[-300:])
+        d.stop()
+    finally:
+        d.cleanup()
+
+
 def main():
-    for fn in (test_reclaim, test_holder_gone, test_damaged_journal, test_full_disk, test_full_tmpfs,
+    for fn in (test_node_groups, test_reclaim, test_holder_gone, test_damaged_journal, test_full_disk, test_full_tmpfs,
                test_compaction_restart, test_busy_crash, test_hundred_thousand):
         try:
             fn()
