@@ -25,6 +25,7 @@ struct step {
     int ntasks;               /* 0: not an MPI step */
     int cores, gpus;
     double duration;          /* seconds */
+    double estimate;          /* seconds, as a recorded suite states it */
     struct step_shape shape;
     double start, end;
     uint64_t ticket, lease;
@@ -115,6 +116,7 @@ struct sim {
     struct step *s;
     double now;
     int running;
+    bool estimates;           /* requests state their estimates */
 };
 
 static void start (struct sim *m, int i, uint64_t lease)
@@ -155,13 +157,17 @@ static void submit (struct sim *m, int i)
         if (rc < 0)
             bench_die ("acquire: %s", err.text);
         if (rc == 0) {
+            if (m->estimates)
+                ledger_lease_set_end (m->l, lease, m->now + m->s[i].estimate);
             start (m, i, lease);
             return;
         }
     }
     struct waitqueue_request wr = { .shape = m->s[i].shape,
                                     .layout = LEDGER_CPU_BINDING,
-                                    .timeout = -1, .owner = (uint64_t) i };
+                                    .timeout = -1, .owner = (uint64_t) i,
+                                    .duration = m->estimates
+                                                ? m->s[i].estimate : -1 };
     if (waitqueue_add (m->q, &wr, m->now, &m->s[i].ticket, &err) < 0)
         bench_die ("waitqueue_add: %s", err.text);
     if (!was_empty)
@@ -170,11 +176,12 @@ static void submit (struct sim *m, int i)
 
 /* Makespan of the suite under a queue configuration. */
 static double simulate (struct step *s, const struct waitqueue_config *cfg,
-                        const struct ledger_node_spec *spec)
+                        const struct ledger_node_spec *spec, bool estimates)
 {
     berth_error_t err;
     struct sim m = { 0 };
     m.s = s;
+    m.estimates = estimates;
     if (!(m.l = ledger_create (spec, NODES, 0, &err))
         || !(m.q = waitqueue_create (m.l, cfg, &err)))
         bench_die ("%s", err.text);
@@ -255,8 +262,15 @@ int main (int argc, char **argv)
                                      WAITQUEUE_DEFAULT_MAX_WAIT };
     struct waitqueue_config strict = { 0, -1 };
     struct waitqueue_config unbounded = { 1 << 30, -1 };
+    if (getenv ("SW_N")) dflt.max_overtakes = atoi (getenv ("SW_N"));
+    if (getenv ("SW_T")) dflt.max_wait = atof (getenv ("SW_T"));
     double t0 = bench_now ();
-    double mk = simulate (s, &dflt, spec);
+    double elo = getenv("SW_ELO") ? atof(getenv("SW_ELO")) : 1, ehi = getenv("SW_EHI") ? atof(getenv("SW_EHI")) : 1;
+    if (getenv("SW_SEED")) for (int k = atoi(getenv("SW_SEED")); k > 0; k--) urand ();
+    for (int i = 0; i < NSTEPS; i++) s[i].estimate = s[i].duration * elo * pow (ehi / elo, urand ());
+    double mk_est = simulate (s, &dflt, spec, true);
+    printf ("est %.0f %.3f\n", mk_est, mk_est / 8290);
+    double mk = simulate (s, &dflt, spec, false);
     double sim_ms = (bench_now () - t0) * 1e3;
     json_t *steps = json_array ();
     for (int i = 0; i < NSTEPS; i++)
@@ -265,8 +279,8 @@ int main (int argc, char **argv)
             s[i].shape.cores, "gpus", s[i].shape.gpus, "ntasks",
             s[i].shape.ntasks, "duration", s[i].duration, "start",
             s[i].start));
-    double mk_strict = simulate (s, &strict, spec);
-    double mk_free = simulate (s, &unbounded, spec);
+    double mk_strict = simulate (s, &strict, spec, false);
+    double mk_free = simulate (s, &unbounded, spec, false);
     double r = mk / bound, r_strict = mk_strict / bound, r_free = mk_free / bound;
 
     printf ("packing: %d steps (%d serial/threaded, %d one-node MPI, %d "
