@@ -32,7 +32,8 @@ void request_options_help (FILE *f)
 "  --priority N             higher is served first (default 0)\n"
 "  --timeout SECONDS        give up waiting after this long (default: wait)\n"
 "  --duration SECONDS       how long the step runs; berthd refuses (or warns\n"
-"                           about) a step that would outlast the job\n"
+"                           about) a step that would outlast the job, and may\n"
+"                           start it early on nodes held for a wide step\n"
 "  --gpus-per-task N        deprecated: use --gpus with the total\n"
 "  --socket PATH            berthd's socket (default: $BERTH_SOCKET)\n");
 }

@@ -43,6 +43,8 @@ struct ledger_lease {
     int nnodes;
     struct step_shape shape;  /* what was asked (after cutting to fit) */
     enum ledger_layout layout;
+    double est_end;           /* when it is expected to end, on the caller's
+                                 clock (ledger_lease_set_end); < 0: unknown */
 };
 
 /* Read-only view of one node, for status. */
@@ -83,11 +85,34 @@ int ledger_acquire (struct ledger *l, const struct step_shape *shape,
  * one). Reserving again adds to what is held. */
 int ledger_reserve_for (struct ledger *l, const struct step_shape *shape,
                         enum ledger_layout layout, int *nodes, int max);
+/* The same, choosing first the nodes expected to hold the shape soonest by
+ * the estimated ends of their leases (a lease past its estimate may end at
+ * any moment: now); nodes that wait on a lease with no estimate come after,
+ * nearest to holding it first, as above. */
+int ledger_reserve_for_at (struct ledger *l, const struct step_shape *shape,
+                           enum ledger_layout layout, double now, int *nodes,
+                           int max);
 /* Hold these nodes back again (a reservation kept from one round to the
  * next, so that what has drained stays drained); -1 and nothing held when
  * one is out of range or already held. */
 int ledger_reserve_nodes (struct ledger *l, const int *nodes, int n);
 void ledger_unreserve (struct ledger *l);
+
+/* Record when a lease is expected to end (now + the duration its request
+ * stated), on the caller's clock; end < 0 forgets it. -1 for an unknown id.
+ * Only ledger_ready_at and ledger_reserve_for_at read it. */
+int ledger_lease_set_end (struct ledger *l, uint64_t id, double end);
+
+/* The earliest time at which every one of these nodes could hold the
+ * shape's largest per-node demand (the ids aside), if each lease on them
+ * ends by its estimate: a lease with none, or one already past it, is taken
+ * to end now, so that the answer never comes after the time they really
+ * will hold it while the estimates hold (a request expected to end by then
+ * cannot delay one waiting for them). now when they hold it already; -1 when
+ * a node could never hold it, or memory is short. */
+double ledger_ready_at (const struct ledger *l, const struct step_shape *shape,
+                        enum ledger_layout layout, const int *nodes, int n,
+                        double now);
 
 /* Free a lease. An unknown or already released id is an error (code
  * "not_found") and changes nothing. */

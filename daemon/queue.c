@@ -172,6 +172,10 @@ void queue_submit (struct berthd *d, struct pending *p)
         int rc = ledger_acquire (d->ledger, &p->shape, p->layout, &lease,
                                  why, sizeof (why), &err);
         if (rc == 0) {
+            /* Its expected end lets the queue backfill around it later. */
+            if (p->acq.duration > 0)
+                ledger_lease_set_end (d->ledger, lease,
+                                      now_mono () + p->acq.duration);
             grant (d, p, lease);
             return;
         }
@@ -206,7 +210,7 @@ void queue_submit (struct berthd *d, struct pending *p)
     struct waitqueue_request wr = {
         .shape = p->shape, .layout = p->layout, .label = p->acq.step.label,
         .priority = p->acq.step.priority, .timeout = -1,
-        .owner = (uint64_t) (uintptr_t) c,
+        .owner = (uint64_t) (uintptr_t) c, .duration = p->acq.duration,
     };
     if (waitqueue_add (d->queue, &wr, now_mono (), &p->ticket, &err) < 0) {
         pending_reply_error (d, p, &err);

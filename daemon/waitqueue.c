@@ -13,6 +13,7 @@ struct entry {
     char *label;
     int priority;
     double added, deadline;   /* deadline < 0: none */
+    double duration;          /* < 0: not stated */
     int overtaken;
     char why[256];            /* from the last try */
     char reason[320];         /* why, with its place in the queue */
@@ -101,6 +102,7 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
     e->priority = r->priority;
     e->added = now;
     e->deadline = r->timeout >= 0 ? now + r->timeout : -1;
+    e->duration = r->duration > 0 ? r->duration : -1;
     snprintf (e->reason, sizeof (e->reason), "not tried yet");
     int i = q->n;
     while (i > 0 && before (e, q->e[i - 1]))
@@ -211,7 +213,7 @@ static void set_reasons (struct waitqueue *q, const struct entry *held,
  * does not fit: its nodes drain for it while the rest of the allocation is
  * still used (strict order holds everything). True when nothing more may
  * start this round. */
-static bool hold_for (struct waitqueue *q, const struct entry *e)
+static bool hold_for (struct waitqueue *q, const struct entry *e, double now)
 {
     if (q->cfg.max_overtakes == 0)
         return true;
@@ -219,8 +221,8 @@ static bool hold_for (struct waitqueue *q, const struct entry *e)
         && ledger_reserve_nodes (q->ledger, q->resv, q->nresv) == 0)
         return false;
     q->resv_ticket = e->ticket;
-    q->nresv = ledger_reserve_for (q->ledger, &e->shape, e->layout, q->resv,
-                                   ledger_nnodes (q->ledger));
+    q->nresv = ledger_reserve_for_at (q->ledger, &e->shape, e->layout, now,
+                                      q->resv, ledger_nnodes (q->ledger));
     return q->nresv == 0;
 }
 
@@ -232,6 +234,7 @@ int waitqueue_schedule (struct waitqueue *q, double now,
     int n = 0, cap = 0;
     const struct entry *held = NULL;
     bool stop = false;
+    double ready = -2;        /* when the held nodes hold it; -2: not asked */
     /* Reserve room for every possible grant first, so that a grant once
      * taken from the ledger is always reported. */
     if (q->n && !(v = malloc (q->n * sizeof (*v))))
@@ -249,10 +252,31 @@ int waitqueue_schedule (struct waitqueue *q, double now,
             i++;
             continue;
         }
+        if (rc == 1 && held && e->duration >= 0) {
+            /* EASY backfill: it may use the held nodes if it is expected
+             * to give them back before the held entry could start there. */
+            if (ready == -2)
+                ready = ledger_ready_at (q->ledger, &held->shape,
+                                         held->layout, q->resv, q->nresv,
+                                         now);
+            if (ready >= 0 && now + e->duration <= ready) {
+                ledger_unreserve (q->ledger);
+                rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease,
+                                     NULL, 0, &lerr);
+                if (ledger_reserve_nodes (q->ledger, q->resv, q->nresv) < 0)
+                    stop = true;      /* cannot happen: all were released */
+                if (rc < 0) {
+                    snprintf (e->why, sizeof (e->why), "cannot be placed: "
+                              "%.200s", lerr.text);
+                    i++;
+                    continue;
+                }
+            }
+        }
         if (rc == 1) {
             if (!held && is_held_for (q, e, now)) {
                 held = e;
-                stop = hold_for (q, e);
+                stop = hold_for (q, e, now);
             }
             i++;
             continue;
@@ -264,9 +288,11 @@ int waitqueue_schedule (struct waitqueue *q, double now,
                 continue;
             if (q->e[j]->overtaken++ + 1 >= q->cfg.max_overtakes && !held) {
                 held = q->e[j];
-                stop = hold_for (q, held);
+                stop = hold_for (q, held, now);
             }
         }
+        if (e->duration >= 0)
+            (void) ledger_lease_set_end (q->ledger, lease, now + e->duration);
         (void) push (&v, &n, &cap, (struct waitqueue_result) {
             e->ticket, e->owner, lease, now - e->added });
         entry_free (e);

@@ -4,6 +4,11 @@
  * times or waited T seconds, freed resources are held for it: the nodes
  * nearest to holding it take nothing new until it starts, while later
  * requests may still start on the other nodes; N = 0 is strict order).
+ * Requests that state a duration make the holding cheaper (EASY backfill):
+ * grants record when they are expected to end (ledger_lease_set_end), which
+ * tells when the held nodes will hold the waiting entry, and a later request
+ * expected to end by then may start on the held nodes too, since it gives
+ * them back in time.
  * Pure logic: time is a parameter, never read from a clock. */
 #ifndef BERTH_WAITQUEUE_H
 #define BERTH_WAITQUEUE_H
@@ -29,6 +34,8 @@ struct waitqueue_request {
     int priority;             /* higher first; ties by arrival */
     double timeout;           /* seconds from now; < 0: waits for ever */
     uint64_t owner;           /* the connection, for removal on disconnect */
+    double duration;          /* seconds it expects to run; <= 0: not stated
+                                 (so a zeroed request states none) */
 };
 
 /* A request that left the queue: granted (lease != 0) or timed out. */
@@ -70,8 +77,9 @@ int waitqueue_cancel (struct waitqueue *q, uint64_t ticket,
 int waitqueue_remove_owner (struct waitqueue *q, uint64_t owner);
 
 /* Start what can start now, in order, acquiring from the ledger. *out is a
- * new array (free it; NULL when *count is 0) of the grants, in grant order.
- * Every request still waiting gets a fresh reason. */
+ * new array (free it; NULL when *count is 0) of the grants, in grant order;
+ * a grant of a request that stated a duration has its expected end set in
+ * the ledger. Every request still waiting gets a fresh reason. */
 int waitqueue_schedule (struct waitqueue *q, double now,
                         struct waitqueue_result **out, int *count,
                         berth_error_t *err);

@@ -713,6 +713,76 @@ START_TEST (reservations)
 }
 END_TEST
 
+/* Expected ends: when nodes could hold a shape (a lease with no estimate,
+ * or past it, may end at once), and which nodes a hold takes by them. */
+START_TEST (estimated_ends)
+{
+    struct ledger *l = mk (3, 8, 0, -1, 0);
+    uint64_t a = acq (l, single (6, 0, -1), LEDGER_CPU_BINDING);   /* n0 */
+    uint64_t d = acq (l, single (7, 0, -1), LEDGER_CPU_BINDING);   /* n1 */
+    uint64_t b = acq (l, single (4, 0, -1), LEDGER_CPU_BINDING);   /* n2 */
+    uint64_t c = acq (l, single (3, 0, -1), LEDGER_CPU_BINDING);   /* n2 */
+    ck_assert_int_eq (ledger_lease_find (l, c)->nodes[0].node, 2);
+    ck_assert (ledger_lease_find (l, a)->est_end < 0);
+    ck_assert_int_eq (ledger_lease_set_end (l, a, 100), 0);
+    ck_assert_int_eq (ledger_lease_set_end (l, d, 30), 0);
+    ck_assert_int_eq (ledger_lease_set_end (l, b, 50), 0);
+    ck_assert_int_eq (ledger_lease_set_end (l, 999, 50), -1);
+    ck_assert (ledger_lease_find (l, a)->est_end == 100);
+    struct step_shape whole = single (8, 0, -1), four = single (4, 0, -1);
+    int n0 = 0, n1 = 1, n2 = 2, n01[2] = { 0, 1 }, bad = 7;
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &n0, 1, 10)
+               == 100);
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &n1, 1, 10)
+               == 30);
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, n01, 2, 10)
+               == 100);
+    /* n2: c has no estimate, so it may end now; b still ends at 50 */
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &n2, 1, 10)
+               == 50);
+    ck_assert (ledger_ready_at (l, &four, LEDGER_CPU_BINDING, &n2, 1, 10)
+               == 10);
+    /* d ran past its estimate: it may end at any moment */
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &n1, 1, 40)
+               == 40);
+    struct step_shape huge = single (9, 0, -1);
+    ck_assert (ledger_ready_at (l, &huge, LEDGER_CPU_BINDING, &n0, 1, 10)
+               == -1);
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &bad, 1, 10)
+               == -1);
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &n0, 0, 10)
+               == -1);
+    /* by free cores n0 is nearest to 8; by expected ends n1 is (30), and
+     * n2 waits on a lease with no estimate */
+    int nodes[3];
+    ck_assert_int_eq (ledger_reserve_for (l, &whole, LEDGER_CPU_BINDING,
+                                          nodes, 3), 1);
+    ck_assert_int_eq (nodes[0], 0);
+    ledger_unreserve (l);
+    ck_assert_int_eq (ledger_reserve_for_at (l, &whole, LEDGER_CPU_BINDING,
+                                             10, nodes, 3), 1);
+    ck_assert_int_eq (nodes[0], 1);
+    ledger_unreserve (l);
+    struct step_shape two = ranks (16, 1, 0, -1);
+    ck_assert_int_eq (ledger_reserve_for_at (l, &two, LEDGER_CPU_BINDING, 10,
+                                             nodes, 3), 2);
+    ck_assert_int_eq (nodes[0], 1);
+    ck_assert_int_eq (nodes[1], 0);
+    ck_assert (ledger_ready_at (l, &two, LEDGER_CPU_BINDING, nodes, 2, 10)
+               == 100);
+    check (l);
+    ledger_unreserve (l);
+    ck_assert_int_eq (ledger_lease_set_end (l, a, -5), 0);
+    ck_assert (ledger_lease_find (l, a)->est_end < 0);
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &n0, 1, 10)
+               == 10);
+    ck_assert_int_eq (ledger_release (l, a, &err), 0);
+    ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &n0, 1, 10)
+               == 10);
+    ledger_destroy (l);
+}
+END_TEST
+
 START_TEST (many_nodes)
 {
     struct ledger *l = mk (1000, 128, 4, 512000, 0);
@@ -749,6 +819,7 @@ int main (void)
     tcase_add_test (tc, lease_list);
     tcase_add_test (tc, randomized);
     tcase_add_test (tc, reservations);
+    tcase_add_test (tc, estimated_ends);
     tcase_add_test (tc, many_nodes);
     suite_add_tcase (s, tc);
     return run_suite (s);

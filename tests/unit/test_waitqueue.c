@@ -56,6 +56,21 @@ static uint64_t add (struct waitqueue *q, const char *label, int cores,
     return t;
 }
 
+/* A request that states how long it expects to run. */
+static uint64_t add_d (struct waitqueue *q, const char *label, int cores,
+                       double duration, uint64_t owner, double now)
+{
+    struct waitqueue_request r = {
+        .shape = { .ntasks = 1, .cpus_per_task = cores, .cores = cores,
+                   .memory = -1, .budget = -1 },
+        .layout = LEDGER_CPU_BINDING, .label = label, .timeout = -1,
+        .owner = owner, .duration = duration,
+    };
+    uint64_t t;
+    ck_assert_int_eq (waitqueue_add (q, &r, now, &t, &err), 0);
+    return t;
+}
+
 static struct waitqueue_result res[64];
 
 /* Schedule; returns the number of grants, copied to res. */
@@ -213,6 +228,78 @@ START_TEST (starvation_holds_nodes)
 }
 END_TEST
 
+/* Stated durations: a grant records its expected end; once nodes are held,
+ * a later request expected to end before they could hold the waiting one
+ * may start on them (EASY backfill), a longer one or one stating nothing
+ * may not, and none may once a lease there has run past its estimate. */
+START_TEST (durations_backfill_held_nodes)
+{
+    struct ledger *l = mk (1, 8);
+    struct waitqueue *q = mkq (l, 1, -1);
+    uint64_t x = hold (l, 6);
+    ck_assert_int_eq (ledger_lease_set_end (l, x, 100), 0);
+    uint64_t a = add (q, "a", 8, 0, -1, 1, 0);
+    uint64_t b = add_d (q, "b", 2, 50, 2, 0);
+    ck_assert_int_eq (sched (q, l, 0), 1);          /* b overtakes a */
+    ck_assert_int_eq (res[0].ticket, b);
+    ck_assert (ledger_lease_find (l, res[0].lease)->est_end == 50);
+    ck_assert_int_eq (ledger_release (l, res[0].lease, &err), 0);
+    uint64_t c = add_d (q, "c", 2, 200, 3, 10);     /* would end at 210 */
+    uint64_t d = add_d (q, "d", 2, 80, 4, 10);      /* ends at 90 < 100 */
+    uint64_t e = add (q, "e", 1, 0, -1, 5, 10);     /* states nothing */
+    ck_assert_int_eq (sched (q, l, 10), 1);
+    ck_assert_int_eq (res[0].ticket, d);
+    ck_assert (ledger_lease_find (l, res[0].lease)->est_end == 90);
+    uint64_t dl = res[0].lease;
+    struct waitqueue_entry_info info;
+    ck_assert_int_eq (waitqueue_entry (q, 0, &info), 0);
+    ck_assert_int_eq (info.ticket, a);
+    ck_assert_int_eq (info.overtaken, 1);           /* d gives it back */
+    ck_assert_int_eq (waitqueue_entry (q, 1, &info), 0);
+    ck_assert_int_eq (info.ticket, c);
+    ck_assert_str_eq (info.reason, "held for #1 (overtaken 1 of 1 times)");
+    ck_assert_int_eq (waitqueue_entry (q, 2, &info), 0);
+    ck_assert_int_eq (info.ticket, e);
+    /* x ran past its estimate: it may end at any moment, so nothing more
+     * starts on the held node, however short */
+    add_d (q, "f", 1, 1, 6, 120);
+    ck_assert_int_eq (sched (q, l, 120), 0);
+    ck_assert_int_eq (ledger_release (l, x, &err), 0);
+    ck_assert_int_eq (sched (q, l, 121), 0);        /* d still runs */
+    ck_assert_int_eq (ledger_release (l, dl, &err), 0);
+    ck_assert_int_eq (sched (q, l, 122), 1);
+    ck_assert_int_eq (res[0].ticket, a);
+    ck_assert (ledger_lease_find (l, res[0].lease)->est_end < 0);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+/* Holding by expected ends: of two nodes, the one whose leases end first is
+ * held, though the other has more free cores now. */
+START_TEST (durations_choose_held_nodes)
+{
+    struct ledger *l = mk (2, 8);
+    struct waitqueue *q = mkq (l, 1, -1);
+    uint64_t y = hold (l, 7);                       /* n0: 1 free */
+    uint64_t x = hold (l, 2);                       /* n1: 6 free */
+    ck_assert_str_eq (ledger_node_name_of (l, x), "n1");
+    ck_assert_int_eq (ledger_lease_set_end (l, y, 20), 0);
+    ck_assert_int_eq (ledger_lease_set_end (l, x, 500), 0);
+    add (q, "a", 8, 0, -1, 1, 0);
+    add_d (q, "b", 2, 1000, 2, 0);
+    ck_assert_int_eq (sched (q, l, 0), 1);          /* b overtakes a */
+    ck_assert_str_eq (ledger_node_name_of (l, res[0].lease), "n1");
+    /* n0 frees at 20, n1 (b) at 1000: n0 is held, though n1 has 4 free
+     * cores to n0's 1, so a one-core request goes to n1 */
+    add (q, "c", 1, 0, -1, 3, 1);
+    ck_assert_int_eq (sched (q, l, 1), 1);
+    ck_assert_str_eq (ledger_node_name_of (l, res[0].lease), "n1");
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
 START_TEST (strict_order)
 {
     struct ledger *l = mk (1, 8);
@@ -345,9 +432,13 @@ START_TEST (randomized)
         unsigned r = seed >> 8;
         now += 0.5;
         int kind = r % 4;
-        if (kind == 0 || kind == 1) {
+        if (kind == 0) {
             add (q, NULL, 1 + (r >> 4) % 8, (r >> 8) % 8 == 0, -1,
                  (r >> 12) % 5, now);
+            added++;
+        } else if (kind == 1) {             /* states a duration, often wrong */
+            add_d (q, NULL, 1 + (r >> 4) % 8, 0.5 + (r >> 8) % 40,
+                   (r >> 12) % 5, now);
             added++;
         } else if (kind == 2 && nheld) {
             int k = (r >> 4) % nheld;
@@ -410,6 +501,8 @@ int main (void)
     tcase_add_test (tc, starvation_by_overtakes);
     tcase_add_test (tc, starvation_by_time);
     tcase_add_test (tc, starvation_holds_nodes);
+    tcase_add_test (tc, durations_backfill_held_nodes);
+    tcase_add_test (tc, durations_choose_held_nodes);
     tcase_add_test (tc, strict_order);
     tcase_add_test (tc, priority);
     tcase_add_test (tc, timeouts);

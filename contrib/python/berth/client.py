@@ -384,7 +384,8 @@ class Client:
                 duration: Optional[float] = None, env: bool = True) -> Lease:
         """Ask for a placement; waits in berthd's queue until it fits (unless
         ``wait=False``). The fields are those of PROTOCOL.md's acquire;
-        ``duration`` (seconds) is checked against the job's end. Returns the
+        ``duration`` (seconds) is checked against the job's end and lets the
+        step backfill onto nodes held for a waiting step. Returns the
         Lease (a context manager that releases it)."""
         fields: Dict[str, Any] = dict(
             ntasks=ntasks, cpus_per_task=cpus_per_task, cores=cores, gpus=gpus,
