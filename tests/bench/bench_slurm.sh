@@ -7,6 +7,8 @@
 #   berth: berthd in the allocation, parallel -j JOBS berth run --cores 1 -- STEP
 # Reported: wall time of each, and srun's "step creation temporarily
 # disabled" retries counted in each one's output.
+# BENCH_SLURM_KEEP=DIR keeps the outputs and cluster logs there and adds, from
+# the controller's step log, Slurm's CPU time and the idle CPU time per step.
 # Usage: bench_slurm.sh [--quick] [--json FILE]
 # Needs root (the cluster's daemons), the Slurm and munge packages (installed
 # by the cluster script when missing) and GNU parallel.
@@ -33,10 +35,19 @@ jobs=$((cpus * 4))
 t=$(mktemp -d /tmp/berth-bench-slurm.XXXXXX); chmod 755 "$t"
 export LOCAL_SLURM_DIR=$t/slurm LOCAL_SLURM_NODES=1 LOCAL_SLURM_CPUS=$cpus LOCAL_SLURM_MEM_MB=4000
 export LOCAL_SLURM_CTLD_PORT=17117 LOCAL_SLURM_SLURMD_PORT=17118 LOCAL_SLURM_CLUSTER=berthbench
-trap 'bash "$cluster" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+# BENCH_SLURM_KEEP=DIR: keep the outputs and the cluster's logs there (with
+# the controller's step log: create and complete times of every step)
+keep=${BENCH_SLURM_KEEP:-}
+finish() {
+    bash "$cluster" stop >/dev/null 2>&1
+    [[ -n $keep ]] && { mkdir -p "$keep" && cp -r "$t"/*.out "$t"/times "$t"/launch.txt "$t"/slurm/log "$keep"/ 2>/dev/null; }
+    rm -rf "$t"
+}
+trap finish EXIT
 envs=$(bash "$cluster" start 2>"$t/start.err") || { echo "bench_slurm: local Slurm did not start: $(tail -3 "$t/start.err")" >&2; exit 1; }
 eval "$envs"
 binding=${LOCAL_SLURM_BINDING:-unknown}
+[[ -n $keep ]] && { scontrol setdebug verbose && scontrol setdebugflags +Steps || echo "bench_slurm: no step log" >&2; }
 
 mkdir -p "$t/state"
 cat > "$t/job.sh" <<EOS
@@ -61,9 +72,9 @@ chmod +x "$t/job.sh"
 salloc -t 15 -N1 -n"$cpus" --mem=3000 "$t/job.sh" >"$t/salloc.out" 2>&1 || {
     echo "bench_slurm: the allocation failed: $(tail -5 "$t/salloc.out")" >&2; exit 1; }
 
-python3 - "$t" "$quick" "$steps" "$jobs" "$cpus" "$step_s" "$binding" "${json:-}" <<'PY'
-import json, re, sys
-t, quick, steps, jobs, cpus, step_s, binding, out = sys.argv[1:9]
+python3 - "$t" "$quick" "$steps" "$jobs" "$cpus" "$step_s" "$binding" "${json:-}" "$keep" <<'PY'
+import datetime, json, re, sys
+t, quick, steps, jobs, cpus, step_s, binding, out, keep = sys.argv[1:10]
 steps, jobs, cpus, step_s = int(steps), int(jobs), int(cpus), float(step_s)
 times = {}
 for line in open(f"{t}/times"):
@@ -91,9 +102,34 @@ print(f"  {'':36} {'wall s':>8} {'steps/s':>8} {'srun retries':>13}")
 for k, name in (("bare", "parallel -j %d srun --exact" % jobs), ("berth", "parallel -j %d berth run" % jobs)):
     r = res[k]
     print(f"  {name:36} {r['wall_s']:8.2f} {r['steps_per_s']:8.2f} {r['srun_retries']:13d}")
-print(f"  one srun --exact -n1 -c1 true alone: {res['one_srun_s']:.3f} s; berth's launch: {res['launch'][-200:]}")
+print(f"  one srun --exact -n1 -c1 true alone: {res['one_srun_s']:.3f} s; berth's launch: {res['launch'][-300:]!r}")
 print(f"  ideal (steps x duration / CPUs): {res['ideal_s']:.1f} s; berth / bare srun: {res['speedup_vs_bare_srun']:.2f}x faster"
       "   target: at least as fast, zero retries")
+# With BENCH_SLURM_KEEP the controller logged each step's create and
+# complete: how long Slurm held a CPU per step, and how long CPUs stood idle
+# between steps (the launcher's share).
+if keep:
+    def stamp(line):
+        return datetime.datetime.strptime(line[1:24], "%Y-%m-%dT%H:%M:%S.%f").timestamp()
+    made, done = {}, {}
+    for line in open(f"{t}/slurm/log/slurmctld.log", errors="replace"):
+        m = re.search(r"_slurm_rpc_job_step_create: JobId=\d+ StepId=(\d+)", line)
+        if m:
+            made[int(m[1])] = stamp(line)
+        m = re.search(r"_slurm_rpc_step_complete: StepId=\d+\.(\d+)", line)
+        if m:
+            done[int(m[1])] = stamp(line)
+    for k in ("bare", "berth"):
+        with open(f"{t}/times") as f:
+            s, e = next((float(a), float(b)) for n, a, b in (l.split() for l in f) if n == k)
+        ids = [i for i in made if s <= made[i] <= e and i in done]
+        if not ids:
+            continue
+        held = sum(done[i] - made[i] for i in ids)
+        res[k]["slurm_cpu_ms_per_step"] = 1000 * held / len(ids)
+        res[k]["idle_cpu_ms_per_step"] = 1000 * (cpus * (e - s) - held) / len(ids)
+        print(f"  {k}: Slurm held a CPU {res[k]['slurm_cpu_ms_per_step']:.1f} ms per step; "
+              f"CPUs idle {res[k]['idle_cpu_ms_per_step']:.1f} ms per step")
 for p in problems:
     print("  problem:", p)
 if out:

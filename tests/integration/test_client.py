@@ -191,6 +191,11 @@ def t_run_env_affinity(d):
     r = d.berth("run", "--local", "--cores", "1", "-v", "--", "true")
     check(re.search(r"berth run: lease L\d+: \S+ \(cores \d+\), 0 GPUs; running true", r.stderr),
           f"-v says what runs: {r.stderr!r}")
+    check(re.search(r"berth run: lease L\d+ held \d+ ms: step \d+ ms, settle 0 ms, status 0\n", r.stderr),
+          f"-v says where the lease's time went (no settle for a local step): {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", "1", "-v", "--", "sh", "-c", "exit 3")
+    check(r.returncode == 3 and "settle 0 ms, status 3" in r.stderr,
+          f"-v reports the step's status: {r.returncode} {r.stderr!r}")
 
 
 def t_run_launch(d, tmp):
