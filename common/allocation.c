@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,11 +216,10 @@ static bool in_job_cgroup (const struct ctx *c, const char *job)
 
 static const char *user_name (const struct ctx *c, char *buf, size_t size)
 {
+    /* The account database (getpwuid) is the caller's to read: berthd
+     * passes the name in; the statically linked CLI never queries. */
     if (c->env->user)
         return c->env->user;
-    struct passwd *pw = getpwuid (getuid ());
-    if (pw && pw->pw_name)
-        return pw->pw_name;
     const char *u = getvar (c, "USER");
     if (u)
         return u;

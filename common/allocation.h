@@ -44,7 +44,8 @@ struct allocation_env {
                                * PATH) of scheduler queries. NULL: environ */
     const char *hostname;     /* NULL: gethostname(); only the short form
                                * (up to the first dot) is used */
-    const char *user;         /* for `squeue -u`; NULL: getuid()'s name */
+    const char *user;         /* for `squeue -u`; NULL: $USER, else the
+                               * uid's number */
     const char *sysfs_root;   /* NULL: /sys */
     const char *proc_root;    /* NULL: /proc (self/cgroup, meminfo) */
     const char *cgroup_root;  /* NULL: /sys/fs/cgroup */

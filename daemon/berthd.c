@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +398,9 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     struct machine_options mo = { d->cfg.machine, d->cfg.configs,
                                   d->cfg.compiler };
     struct allocation_env aenv = { .refuse_stale = true };
+    struct passwd *pw = getpwuid (getuid ());
+    if (pw && pw->pw_name)
+        aenv.user = pw->pw_name;
     *code = BERTHD_EXIT_RUNTIME;
     if (machine_load (&mo, &d->machine, err) < 0)
         return -1;
