@@ -286,22 +286,118 @@ static char *finish_line (struct tbuf *b, size_t *len)
     return b->s;
 }
 
-char *released_event_line (double time, const char *lease, const char *label,
-                           const char *reason, size_t *len)
+char *released_event_line_at (const char *time, const char *lease,
+                              const char *label, const char *reason,
+                              size_t *len)
 {
     struct tbuf b = { 0 };
-    char t[40];
-    if (!lease)
+    if (!lease || !time)
         return NULL;
-    json_real_text (time, t, sizeof (t));
     puts_ (&b, "{\"event\":\"released\",\"time\":");
-    puts_ (&b, t);
+    puts_ (&b, time);
     puts_ (&b, ",\"lease\":");
     put_str (&b, lease);
     puts_ (&b, ",\"label\":");
     put_str_or_null (&b, label);
     puts_ (&b, ",\"reason\":");
     put_str (&b, reason ? reason : "released");
+    return finish_line (&b, len);
+}
+
+char *released_event_line (double time, const char *lease, const char *label,
+                           const char *reason, size_t *len)
+{
+    char t[40];
+    json_real_text (time, t, sizeof (t));
+    return released_event_line_at (t, lease, label, reason, len);
+}
+
+static void put_bool (struct tbuf *b, bool v)
+{
+    puts_ (b, v ? "true" : "false");
+}
+
+char *grant_record_line (const struct lease_text *t,
+                         const struct grant_record_facts *g, size_t *len)
+{
+    struct tbuf b = { 0 };
+    const struct step_shape *s = g->shape;
+    if (!t->body || t->len < 2 || !g->layout || !g->held)
+        return NULL;
+    puts_ (&b, "{\"op\":\"grant\",\"id\":");
+    put_int (&b, (long long) g->id);
+    puts_ (&b, ",\"time\":");
+    puts_ (&b, t->time);
+    puts_ (&b, ",\"shape\":{\"mpi\":");
+    put_bool (&b, s->mpi);
+    puts_ (&b, ",\"ntasks\":");
+    put_int (&b, s->ntasks);
+    puts_ (&b, ",\"cpus_per_task\":");
+    put_int (&b, s->cpus_per_task);
+    puts_ (&b, ",\"cores\":");
+    put_int (&b, s->cores);
+    puts_ (&b, ",\"gpus\":");
+    put_int (&b, s->gpus);
+    puts_ (&b, ",\"memory\":");
+    put_int (&b, (long long) s->memory);
+    puts_ (&b, ",\"budget\":");
+    put_int (&b, (long long) s->budget);
+    puts_ (&b, ",\"may_span\":");
+    put_bool (&b, s->may_span);
+    puts_ (&b, ",\"local\":");
+    put_bool (&b, s->local);
+    puts_ (&b, "},\"layout\":");
+    put_str (&b, g->layout);
+    puts_ (&b, ",\"detached\":");
+    put_bool (&b, g->detached);
+    puts_ (&b, ",\"expires\":");
+    if (g->expires >= 0) {
+        char x[40];
+        json_real_text (g->expires, x, sizeof (x));
+        puts_ (&b, x);
+    }
+    else
+        puts_ (&b, "null");
+    puts_ (&b, ",\"owner\":");
+    put_int (&b, g->owner);
+    puts_ (&b, ",\"peer_pid\":");
+    put_int (&b, g->peer_pid);
+    puts_ (&b, ",\"uid\":");
+    put_int (&b, g->uid);
+    puts_ (&b, ",\"lease\":");
+    /* the lease's members, and its env as the journal keeps it */
+    put (&b, t->body, t->len - 1);
+    if (t->env) {
+        puts_ (&b, ",\"env\":");
+        put (&b, t->env, t->envlen);
+    }
+    puts_ (&b, "},\"held\":[");
+    for (int i = 0; i < g->held->nnodes; i++) {
+        const struct ledger_lease_node *ln = &g->held->nodes[i];
+        puts_ (&b, i ? ",{\"node\":" : "{\"node\":");
+        put_int (&b, ln->node);
+        puts_ (&b, ",\"gpus\":");
+        put_ids (&b, ln->gpus, ln->ngpus);
+        puts_ (&b, ",\"memory\":");
+        put_int (&b, (long long) ln->memory);
+        put (&b, "}", 1);
+    }
+    put (&b, "]", 1);
+    return finish_line (&b, len);
+}
+
+char *release_record_line (uint64_t id, const char *time, const char *reason,
+                           size_t *len)
+{
+    struct tbuf b = { 0 };
+    if (!time || !reason)
+        return NULL;
+    puts_ (&b, "{\"op\":\"release\",\"id\":");
+    put_int (&b, (long long) id);
+    puts_ (&b, ",\"time\":");
+    puts_ (&b, time);
+    puts_ (&b, ",\"reason\":");
+    put_str (&b, reason);
     return finish_line (&b, len);
 }
 
