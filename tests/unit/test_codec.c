@@ -78,6 +78,12 @@ static const struct bad_case bad_cases[] = {
     { "{\"op\":\"STATUS\",\"id\":9}", INV, "unknown op \"STATUS\"", "", "9" },
     /* unknown keys */
     { "{\"op\":\"status\",\"id\":\"abc\",\"pad\":\"x\"}", INV, "status: unknown field(s): pad", "", "\"abc\"" },
+    /* members the format names, even as null, do not hide another one */
+    { "{\"op\":\"acquire\",\"id\":1,\"ntasks\":null,\"cpus_per_task\":null,\"min_tasks\":null,\"min_cpus_per_task\":null,\"cores\":null,\"min_cores\":null,\"gpus\":null,\"min_gpus\":null,\"gpus_per_task\":null,\"min_gpus_per_task\":null,\"memory\":null,\"min_memory\":null,\"may_span_nodes\":null,\"local\":null,\"label\":null,\"priority\":null,\"timeout\":null,\"wait\":null,\"argv\":null,\"detach\":null,\"ttl\":null,\"owner_pid\":null,\"env\":null,\"duration\":null,\"zz\":1}", INV, "acquire: unknown field(s): zz", "", "1" },
+    { "{\"op\":\"release\",\"id\":2,\"lease\":\"L1\",\"leases\":[\"L2\"]}", INV, "release: unknown field(s): leases", "", "2" },
+    /* a missing member is named before an unknown one, as jansson does */
+    { "{\"op\":\"release\",\"id\":3,\"leases\":\"L1\"}", INV, "release: missing required field 'lease'", "", "3" },
+    { "{\"op\":\"render\",\"id\":4,\"argv\":[\"a\"],\"x\":1}", INV, "render: missing required field 'placement'", "", "4" },
     { "{\"op\":\"acquire\",\"id\":1,\"zz\":1,\"cores\":2,\"yy\":2}", INV, "acquire: unknown field(s)", "zz, yy", "1" },
     { "{\"op\":\"hello\",\"id\":1,\"versions\":[1]}", INV, "hello: unknown field(s): versions", "", "1" },
     { "{\"op\":\"watch\",\"id\":1,\"lease\":\"L1\"}", INV, "watch: unknown field(s): lease", "", "1" },
