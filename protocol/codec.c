@@ -554,40 +554,60 @@ fail:
  * (every optional output starts NULL), and the object has no other member
  * exactly when its size equals the outputs found; only a request that would
  * be refused is unpacked strictly again, for jansson's own message. */
-static int unpack_request (json_t *o, json_error_t *je, const char *fmt, ...)
+/* The lenient pass of unpack_request: 0 when fmt named every member of o,
+ * 1 when o has others, -1 when it failed (je says why). */
+static int unpack_named (json_t *o, json_error_t *je, const char *fmt,
+                         va_list ap)
 {
     char lenient[256];
     size_t n = strlen (fmt), pairs = 0;
-    bool flat = n >= 3 && n < sizeof (lenient) && !strcmp (fmt + n - 2, "!}")
-                && strspn (fmt, "{}so:?! ") == n;
-    for (size_t i = 0; flat && i + 1 < n; i++)
+    if (n < 3 || n >= sizeof (lenient) || strcmp (fmt + n - 2, "!}")
+        || strspn (fmt, "{}so:?! ") != n)
+        return 1;             /* not a flat format: let jansson judge */
+    for (size_t i = 0; i + 1 < n; i++)
         if (fmt[i] == 's' && (fmt[i + 1] == ':' || fmt[i + 1] == '?'))
             pairs++;
+    memcpy (lenient, fmt, n - 2);
+    memcpy (lenient + n - 2, "}", 2);
+    va_list walk;
+    va_copy (walk, ap);
+    int rc = json_vunpack_ex (o, je, 0, lenient, ap);
+    size_t found = 0;
+    for (size_t i = 0; rc == 0 && i < pairs; i++) {
+        (void) va_arg (walk, const char *);
+        json_t **out = va_arg (walk, json_t **);
+        found += *out != NULL;
+    }
+    va_end (walk);
+    if (rc < 0)
+        return -1;
+    return found == json_object_size (o) ? 0 : 1;
+}
+
+static int unpack_request (json_t *o, json_error_t *je, const char *fmt, ...)
+{
     va_list ap, again;
     va_start (ap, fmt);
     va_copy (again, ap);
-    int rc = -1;
-    if (flat) {
-        memcpy (lenient, fmt, n - 2);
-        memcpy (lenient + n - 2, "}", 2);
-        va_list walk;
-        va_copy (walk, ap);
-        rc = json_vunpack_ex (o, je, 0, lenient, ap);
-        size_t found = 0;
-        for (size_t i = 0; rc == 0 && i < pairs; i++) {
-            (void) va_arg (walk, const char *);
-            json_t **out = va_arg (walk, json_t **);
-            found += *out != NULL;
-        }
-        va_end (walk);
-        if (rc == 0 && found != json_object_size (o))
-            rc = 1;           /* a member the format does not name */
-    }
-    if (rc != 0 && !(flat && rc < 0))
+    int rc = unpack_named (o, je, fmt, ap);
+    if (rc > 0)               /* refused, with jansson's message */
         rc = json_vunpack_ex (o, je, 0, fmt, again) < 0 ? -1 : 0;
     va_end (again);
     va_end (ap);
     return rc;
+}
+
+/* unpack_named for a format that names only some of an op's members: 0
+ * when o has no others (then it is decoded), else 1 (and the op's full
+ * format is to be unpacked). */
+static int unpack_if_only (json_t *o, const char *fmt, ...)
+{
+    json_error_t je;
+    va_list ap;
+    va_start (ap, fmt);
+    int rc = unpack_named (o, &je, fmt, ap);
+    va_end (ap);
+    return rc == 0 ? 0 : 1;
 }
 
 static int decode_hello (const struct ctx *c, json_t *o, struct proto_request *r)
@@ -611,7 +631,16 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
     json_error_t je;
     struct step_request *s = &a->step;
 
-    if (unpack_request (o, &je,
+    /* Jansson's unpack costs per member the format names, present or not;
+     * most acquires give a few common ones, which a short format decodes
+     * (a subset of the full one: the members it leaves out stay NULL,
+     * absent, as the full format would leave them). */
+    if (unpack_if_only (o, "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
+                        "op", &skip, "id", &skip, "ntasks", &ntasks,
+                        "cpus_per_task", &cpt, "cores", &cores, "gpus", &gpus,
+                        "memory", &memory, "label", &label, "argv", &argv,
+                        "local", &local, "env", &env) != 0
+        && unpack_request (o, &je,
                         "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o"
                         " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
                         "op", &skip, "id", &skip, "ntasks", &ntasks,

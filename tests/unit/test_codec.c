@@ -329,6 +329,38 @@ START_TEST (test_acquire_defaults)
 }
 END_TEST
 
+/* An acquire of common members only (decoded by the short format), and
+ * the same with one rarer member (the full format): alike where they
+ * agree, and every member decoded. */
+START_TEST (test_acquire_common_members)
+{
+    const char *common = "{\"op\":\"acquire\",\"id\":5,\"ntasks\":4,\"cpus_per_task\":2,"
+                         "\"gpus\":1,\"memory\":900,\"label\":\"x\",\"argv\":[\"a\",\"b\"],"
+                         "\"local\":true,\"env\":true%s}";
+    const char *extra[] = { "", ",\"priority\":7", ",\"wait\":false", ",\"min_cores\":2" };
+    for (int k = 0; k < 4; k++) {
+        char line[512];
+        struct proto_request r;
+        berth_error_t e;
+        snprintf (line, sizeof (line), common, extra[k]);
+        ck_assert_msg (decode (line, &r, &e) == 0, "%s: %s", line, e.text);
+        const struct step_request *s = &r.acquire.step;
+        ck_assert_int_eq (s->ntasks, 4);
+        ck_assert_int_eq (s->cpus_per_task, 2);
+        ck_assert_int_eq (s->gpus, 1);
+        ck_assert_int_eq (s->memory, 900);
+        ck_assert_str_eq (s->label, "x");
+        ck_assert_str_eq (s->argv[1], "b");
+        ck_assert (s->local && r.acquire.env);
+        ck_assert_int_eq (s->priority, k == 1 ? 7 : 0);
+        ck_assert (r.acquire.wait == (k != 2));
+        ck_assert_int_eq (s->min_cores, k == 3 ? 2 : STEP_UNSET);
+        ck_assert_int_eq (s->cores, STEP_UNSET);
+        proto_request_free (&r);
+    }
+}
+END_TEST
+
 START_TEST (test_roundtrip_acquire)
 {
     struct proto_request in, out;
@@ -962,6 +994,7 @@ int main (void)
     tcase_add_test (tc, test_nul_bytes);
     tcase_add_test (tc, test_deep_nesting);
     tcase_add_test (tc, test_acquire_defaults);
+    tcase_add_test (tc, test_acquire_common_members);
     tcase_add_test (tc, test_roundtrip_acquire);
     tcase_add_test (tc, test_roundtrip_render);
     tcase_add_test (tc, test_roundtrip_small_ops);
