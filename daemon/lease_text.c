@@ -1,4 +1,5 @@
 /* The lease object written straight to JSON text (lease_text.h says why). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ static void put (struct tbuf *b, const char *p, size_t n)
     if (b->bad)
         return;
     if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 512;
+        size_t cap = b->cap ? b->cap : 1024;   /* most lines fit at once */
         while (b->len + n + 1 > cap)
             cap *= 2;
         char *s = realloc (b->s, cap);
@@ -154,8 +155,55 @@ static void put_items (struct tbuf *b, const struct env_set_item *v, int n)
     put (b, "}", 1);
 }
 
+/* A wall-clock time (1e9 <= v < 1e10: ten digits, then seven after the
+ * point) as %.17g writes it, without printf's arbitrary-precision path,
+ * which cost more than the rest of a grant's text. v is exactly k / 2^s
+ * (k its 53-bit mantissa), so its fraction scaled by 10^7 is rounded in
+ * integers, to nearest with ties to even as printf does; trailing zeros
+ * are dropped as %g drops them. 0: v is not such a time. */
+static int time_text (double v, char *buf, size_t size)
+{
+    if (!(v >= 1e9 && v < 1e10) || size < 24)
+        return 0;
+    int e;
+    double m = frexp (v, &e);                 /* v = m * 2^e, e in 30..34 */
+    uint64_t k = (uint64_t) ldexp (m, 53);
+    int s = 53 - e;
+    uint64_t mask = ((uint64_t) 1 << s) - 1, half = (uint64_t) 1 << (s - 1);
+    uint64_t ip = k >> s, scaled = (k & mask) * 10000000u;
+    uint64_t q = scaled >> s, rem = scaled & mask;
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    if (q == 10000000u) {
+        q = 0;
+        ip++;
+    }
+    if (ip >= 10000000000u)
+        return 0;
+    char *p = buf + 10;
+    for (int i = 9; i >= 0; i--, ip /= 10)
+        buf[i] = (char) ('0' + ip % 10);
+    *p++ = '.';
+    if (q == 0)
+        *p++ = '0';           /* json_real_text's ".0" */
+    else {
+        char d[7];
+        for (int i = 6; i >= 0; i--, q /= 10)
+            d[i] = (char) ('0' + q % 10);
+        int n = 7;
+        while (d[n - 1] == '0')
+            n--;
+        memcpy (p, d, (size_t) n);
+        p += n;
+    }
+    *p = '\0';
+    return 1;
+}
+
 void json_real_text (double v, char *buf, size_t size)
 {
+    if (time_text (v, buf, size))
+        return;
     int n = snprintf (buf, size, "%.17g", v);
     if (n < 0 || (size_t) n >= size)
         return;

@@ -137,6 +137,44 @@ START_TEST (reals)
 }
 END_TEST
 
+/* Wall-clock times take a path of their own: the same digits as printf's
+ * %.17g (and jansson's) for times of every kind, ties and carries too. */
+START_TEST (time_reals)
+{
+    double v[4096];
+    size_t n = 0;
+    v[n++] = 1e9;
+    v[n++] = 9999999999.9999981;
+    v[n++] = 9999999999.99999995;       /* rounds up to 11 digits */
+    v[n++] = 1754300000.0;
+    v[n++] = 1754300000.99999995;
+    v[n++] = 1796014631.6934187;
+    /* exact ties at the seventh decimal: odd multiples of 1/256 */
+    for (int j = 1; j < 512 && n < 1024; j += 2)
+        v[n++] = 1796014631.0 + j / 512.0;
+    for (int j = 1; j < 256 && n < 1200; j += 2)
+        v[n++] = 8589934591.0 + j / 256.0;    /* just under 2^33 */
+    unsigned x = 12345;
+    while (n < sizeof (v) / sizeof (v[0])) {
+        x = x * 1103515245u + 12345u;
+        double frac = (x >> 8) / 16777216.0;
+        v[n] = 1e9 + (double) (x % 9000u) * 1e6 + frac * 1e6;
+        n++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char buf[40], want[40];
+        json_real_text (v[i], buf, sizeof (buf));
+        json_t *r = json_real (v[i]);
+        char *j = json_dumps (r, JSON_ENCODE_ANY);
+        snprintf (want, sizeof (want), "%s", j);
+        free (j);
+        json_decref (r);
+        ck_assert_msg (!strcmp (buf, want), "%.20g: %s, jansson %s", v[i], buf,
+                       want);
+    }
+}
+END_TEST
+
 /* The release path's lines are the codec's too. */
 START_TEST (release_lines)
 {
@@ -338,6 +376,7 @@ int main (void)
     tcase_add_test (tc, full_lease);
     tcase_add_test (tc, splicing);
     tcase_add_test (tc, reals);
+    tcase_add_test (tc, time_reals);
     tcase_add_test (tc, release_lines);
     tcase_add_test (tc, journal_records);
     tcase_add_test (tc, refusals);
