@@ -294,9 +294,11 @@ int events_history (struct berthd *d, struct conn *c);
  * is then rewritten before the next grant). */
 int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
-int journal_grant (struct berthd *d, const struct lease *ls, berth_error_t *err);
-int journal_release (struct berthd *d, uint64_t id, const char *reason,
-                     berth_error_t *err);
+int journal_grant (struct berthd *d, const struct lease *ls,
+                   const struct lease_text *lt, berth_error_t *err);
+/* time: the release's wall clock as json_real_text writes it */
+int journal_release (struct berthd *d, uint64_t id, const char *time,
+                     const char *reason, berth_error_t *err);
 void journal_close (struct berthd *d);
 
 /* notify.c: systemd's notification protocol (harmless without it). */

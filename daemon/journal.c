@@ -171,8 +171,27 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* The grant record as a line, written from the lease's text: the same
+ * record as grant_record, without building it as JSON values (that and
+ * dumping it were most of what a grant cost). */
+static char *grant_line (struct berthd *d, const struct lease *ls,
+                         const struct lease_text *lt, size_t *len)
+{
+    const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
+    if (!ll)
+        return NULL;
+    struct grant_record_facts g = {
+        .id = ls->id, .shape = &ls->shape,
+        .layout = journal_layout_name (ls->layout),
+        .detached = ls->detached, .expires = ls->expires,
+        .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
+        .uid = (int) ls->uid, .held = ll,
+    };
+    return grant_record_line (lt, &g, len);
+}
+
 int journal_grant (struct berthd *d, const struct lease *ls,
-                   berth_error_t *err)
+                   const struct lease_text *lt, berth_error_t *err)
 {
     berth_error_t why;
     if (d->journal_dirty && compact (d, ls, &why) < 0)
@@ -182,19 +201,20 @@ int journal_grant (struct berthd *d, const struct lease *ls,
                           "as berthd hands out nothing unrecorded (free "
                           "space where the state directory is)", ls->name,
                           d->journal_path, why.text);
-    json_t *rec = grant_record (d, ls);
-    if (!rec)
+    size_t len = 0;
+    char *line = grant_line (d, ls, lt, &len);
+    if (!line)
         return errprintf (err, "out of memory journaling %s", ls->name);
     bool torn = false;
-    int rc = journal_append (d->journal_fd, d->journal_path, &d->journal_size,
-                             json_incref (rec), &torn, &why);
+    int rc = journal_append_line (d->journal_fd, d->journal_path,
+                                  &d->journal_size, line, len, &torn, &why);
     /* Out of room: the journal without its released grants may be much
      * smaller (a per-file limit, a quota); rewrite it and try once more. */
     berth_error_t again;
     if (rc < 0 && !torn && compact (d, ls, &again) == 0)
-        rc = journal_append (d->journal_fd, d->journal_path, &d->journal_size,
-                             json_incref (rec), &torn, &why);
-    json_decref (rec);
+        rc = journal_append_line (d->journal_fd, d->journal_path,
+                                  &d->journal_size, line, len, &torn, &why);
+    free (line);
     if (rc < 0) {
         if (torn)
             d->journal_dirty = true;
@@ -207,17 +227,21 @@ int journal_grant (struct berthd *d, const struct lease *ls,
     return 0;
 }
 
-int journal_release (struct berthd *d, uint64_t id, const char *reason,
-                     berth_error_t *err)
+int journal_release (struct berthd *d, uint64_t id, const char *time,
+                     const char *reason, berth_error_t *err)
 {
     if (d->journal_fd < 0)
         return 0;
     bool torn = false;
-    json_t *rec = json_pack ("{s:s s:I s:f s:s}", "op", "release",
-                             "id", (json_int_t) id, "time", now_wall (),
-                             "reason", reason);
-    if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
-                        &torn, err) < 0) {
+    size_t len = 0;
+    char *line = release_record_line (id, time, reason, &len);
+    int rc = line ? journal_append_line (d->journal_fd, d->journal_path,
+                                         &d->journal_size, line, len, &torn,
+                                         err)
+                  : errprintf (err, "out of memory writing to the journal %s",
+                               d->journal_path);
+    free (line);
+    if (rc < 0) {
         /* The lease ends anyway; the journal is rewritten from the live
          * leases soon (if there is room by then) and at the latest before
          * anything else is granted. */

@@ -429,18 +429,11 @@ static int write_all (int fd, const char *buf, size_t len)
     return 0;
 }
 
-int journal_append (int fd, const char *path, off_t *size, json_t *rec,
-                    bool *torn, berth_error_t *err)
+int journal_append_line (int fd, const char *path, off_t *size,
+                         const char *line, size_t len, bool *torn,
+                         berth_error_t *err)
 {
-    size_t len = 0;
-    char *line = record_line (rec, &len);
-    json_decref (rec);
-    if (!line)
-        return errprintf (err, "out of memory writing to the journal %s",
-                          path);
-    int rc = write_all (fd, line, len);
-    free (line);
-    if (rc < 0) {
+    if (write_all (fd, line, len) < 0) {
         int e = errno;
         /* Whatever part of the line got written must not stay: a later
          * record after it would make a damaged middle line. */
@@ -451,6 +444,20 @@ int journal_append (int fd, const char *path, off_t *size, json_t *rec,
     }
     *size += (off_t) len;
     return 0;
+}
+
+int journal_append (int fd, const char *path, off_t *size, json_t *rec,
+                    bool *torn, berth_error_t *err)
+{
+    size_t len = 0;
+    char *line = record_line (rec, &len);
+    json_decref (rec);
+    if (!line)
+        return errprintf (err, "out of memory writing to the journal %s",
+                          path);
+    int rc = journal_append_line (fd, path, size, line, len, torn, err);
+    free (line);
+    return rc;
 }
 
 static void sync_dir (const char *path)

@@ -45,6 +45,12 @@ void journal_contents_free (struct journal_contents *jc);
  * and the system's reason. */
 int journal_append (int fd, const char *path, off_t *size, json_t *rec,
                     bool *torn, berth_error_t *err);
+/* The same for a record already written as one line (ending with its
+ * newline; borrowed): the grant and release records of the request path,
+ * which lease_text.h writes without building JSON values. */
+int journal_append_line (int fd, const char *path, off_t *size,
+                         const char *line, size_t len, bool *torn,
+                         berth_error_t *err);
 
 /* Replace path by the n records recs (the start record first): written to
  * path.tmp, flushed to disk, renamed over path. *fd is then open for

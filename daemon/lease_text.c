@@ -1,4 +1,5 @@
 /* The lease object written straight to JSON text (lease_text.h says why). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ static void put (struct tbuf *b, const char *p, size_t n)
     if (b->bad)
         return;
     if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 512;
+        size_t cap = b->cap ? b->cap : 1024;   /* most lines fit at once */
         while (b->len + n + 1 > cap)
             cap *= 2;
         char *s = realloc (b->s, cap);
@@ -154,8 +155,55 @@ static void put_items (struct tbuf *b, const struct env_set_item *v, int n)
     put (b, "}", 1);
 }
 
+/* A wall-clock time (1e9 <= v < 1e10: ten digits, then seven after the
+ * point) as %.17g writes it, without printf's arbitrary-precision path,
+ * which cost more than the rest of a grant's text. v is exactly k / 2^s
+ * (k its 53-bit mantissa), so its fraction scaled by 10^7 is rounded in
+ * integers, to nearest with ties to even as printf does; trailing zeros
+ * are dropped as %g drops them. 0: v is not such a time. */
+static int time_text (double v, char *buf, size_t size)
+{
+    if (!(v >= 1e9 && v < 1e10) || size < 24)
+        return 0;
+    int e;
+    double m = frexp (v, &e);                 /* v = m * 2^e, e in 30..34 */
+    uint64_t k = (uint64_t) ldexp (m, 53);
+    int s = 53 - e;
+    uint64_t mask = ((uint64_t) 1 << s) - 1, half = (uint64_t) 1 << (s - 1);
+    uint64_t ip = k >> s, scaled = (k & mask) * 10000000u;
+    uint64_t q = scaled >> s, rem = scaled & mask;
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    if (q == 10000000u) {
+        q = 0;
+        ip++;
+    }
+    if (ip >= 10000000000u)
+        return 0;
+    char *p = buf + 10;
+    for (int i = 9; i >= 0; i--, ip /= 10)
+        buf[i] = (char) ('0' + ip % 10);
+    *p++ = '.';
+    if (q == 0)
+        *p++ = '0';           /* json_real_text's ".0" */
+    else {
+        char d[7];
+        for (int i = 6; i >= 0; i--, q /= 10)
+            d[i] = (char) ('0' + q % 10);
+        int n = 7;
+        while (d[n - 1] == '0')
+            n--;
+        memcpy (p, d, (size_t) n);
+        p += n;
+    }
+    *p = '\0';
+    return 1;
+}
+
 void json_real_text (double v, char *buf, size_t size)
 {
+    if (time_text (v, buf, size))
+        return;
     int n = snprintf (buf, size, "%.17g", v);
     if (n < 0 || (size_t) n >= size)
         return;
@@ -286,22 +334,118 @@ static char *finish_line (struct tbuf *b, size_t *len)
     return b->s;
 }
 
-char *released_event_line (double time, const char *lease, const char *label,
-                           const char *reason, size_t *len)
+char *released_event_line_at (const char *time, const char *lease,
+                              const char *label, const char *reason,
+                              size_t *len)
 {
     struct tbuf b = { 0 };
-    char t[40];
-    if (!lease)
+    if (!lease || !time)
         return NULL;
-    json_real_text (time, t, sizeof (t));
     puts_ (&b, "{\"event\":\"released\",\"time\":");
-    puts_ (&b, t);
+    puts_ (&b, time);
     puts_ (&b, ",\"lease\":");
     put_str (&b, lease);
     puts_ (&b, ",\"label\":");
     put_str_or_null (&b, label);
     puts_ (&b, ",\"reason\":");
     put_str (&b, reason ? reason : "released");
+    return finish_line (&b, len);
+}
+
+char *released_event_line (double time, const char *lease, const char *label,
+                           const char *reason, size_t *len)
+{
+    char t[40];
+    json_real_text (time, t, sizeof (t));
+    return released_event_line_at (t, lease, label, reason, len);
+}
+
+static void put_bool (struct tbuf *b, bool v)
+{
+    puts_ (b, v ? "true" : "false");
+}
+
+char *grant_record_line (const struct lease_text *t,
+                         const struct grant_record_facts *g, size_t *len)
+{
+    struct tbuf b = { 0 };
+    const struct step_shape *s = g->shape;
+    if (!t->body || t->len < 2 || !g->layout || !g->held)
+        return NULL;
+    puts_ (&b, "{\"op\":\"grant\",\"id\":");
+    put_int (&b, (long long) g->id);
+    puts_ (&b, ",\"time\":");
+    puts_ (&b, t->time);
+    puts_ (&b, ",\"shape\":{\"mpi\":");
+    put_bool (&b, s->mpi);
+    puts_ (&b, ",\"ntasks\":");
+    put_int (&b, s->ntasks);
+    puts_ (&b, ",\"cpus_per_task\":");
+    put_int (&b, s->cpus_per_task);
+    puts_ (&b, ",\"cores\":");
+    put_int (&b, s->cores);
+    puts_ (&b, ",\"gpus\":");
+    put_int (&b, s->gpus);
+    puts_ (&b, ",\"memory\":");
+    put_int (&b, (long long) s->memory);
+    puts_ (&b, ",\"budget\":");
+    put_int (&b, (long long) s->budget);
+    puts_ (&b, ",\"may_span\":");
+    put_bool (&b, s->may_span);
+    puts_ (&b, ",\"local\":");
+    put_bool (&b, s->local);
+    puts_ (&b, "},\"layout\":");
+    put_str (&b, g->layout);
+    puts_ (&b, ",\"detached\":");
+    put_bool (&b, g->detached);
+    puts_ (&b, ",\"expires\":");
+    if (g->expires >= 0) {
+        char x[40];
+        json_real_text (g->expires, x, sizeof (x));
+        puts_ (&b, x);
+    }
+    else
+        puts_ (&b, "null");
+    puts_ (&b, ",\"owner\":");
+    put_int (&b, g->owner);
+    puts_ (&b, ",\"peer_pid\":");
+    put_int (&b, g->peer_pid);
+    puts_ (&b, ",\"uid\":");
+    put_int (&b, g->uid);
+    puts_ (&b, ",\"lease\":");
+    /* the lease's members, and its env as the journal keeps it */
+    put (&b, t->body, t->len - 1);
+    if (t->env) {
+        puts_ (&b, ",\"env\":");
+        put (&b, t->env, t->envlen);
+    }
+    puts_ (&b, "},\"held\":[");
+    for (int i = 0; i < g->held->nnodes; i++) {
+        const struct ledger_lease_node *ln = &g->held->nodes[i];
+        puts_ (&b, i ? ",{\"node\":" : "{\"node\":");
+        put_int (&b, ln->node);
+        puts_ (&b, ",\"gpus\":");
+        put_ids (&b, ln->gpus, ln->ngpus);
+        puts_ (&b, ",\"memory\":");
+        put_int (&b, (long long) ln->memory);
+        put (&b, "}", 1);
+    }
+    put (&b, "]", 1);
+    return finish_line (&b, len);
+}
+
+char *release_record_line (uint64_t id, const char *time, const char *reason,
+                           size_t *len)
+{
+    struct tbuf b = { 0 };
+    if (!time || !reason)
+        return NULL;
+    puts_ (&b, "{\"op\":\"release\",\"id\":");
+    put_int (&b, (long long) id);
+    puts_ (&b, ",\"time\":");
+    puts_ (&b, time);
+    puts_ (&b, ",\"reason\":");
+    put_str (&b, reason);
     return finish_line (&b, len);
 }
 

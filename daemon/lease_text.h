@@ -10,8 +10,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "codec.h"
+#include "ledger.h"
 
 struct lease_text {
     char *body;                   /* the lease object, without "env" */
@@ -32,9 +34,33 @@ char *lease_text_line (const struct lease_text *t, const char *head,
                        bool with_env, const char *tail, size_t *len);
 
 /* The codec's "released" event (proto_event_released) as a line; NULL when
- * out of memory or a string is not UTF-8. */
+ * out of memory or a string is not UTF-8. The _at form takes the time
+ * already written (json_real_text), to share it with the journal record. */
 char *released_event_line (double time, const char *lease, const char *label,
                            const char *reason, size_t *len);
+char *released_event_line_at (const char *time, const char *lease,
+                              const char *label, const char *reason,
+                              size_t *len);
+
+/* The journal's grant record (journal.c's grant_record: the same members,
+ * the lease with its env, "time" the grant time) as a line, from the lease
+ * text and what the journal adds. NULL when out of memory. */
+struct grant_record_facts {
+    uint64_t id;
+    const struct step_shape *shape;
+    const char *layout;           /* journal_layout_name */
+    bool detached;
+    double expires;               /* < 0: null */
+    int owner, peer_pid, uid;
+    const struct ledger_lease *held;
+};
+char *grant_record_line (const struct lease_text *t,
+                         const struct grant_record_facts *g, size_t *len);
+
+/* The journal's release record {"op":"release","id":..,"time":..,
+ * "reason":..} as a line; time as json_real_text writes it. */
+char *release_record_line (uint64_t id, const char *time, const char *reason,
+                           size_t *len);
 
 /* The codec's release reply (proto_release_reply) as a line: id is the
  * request's (NULL: null). */

@@ -436,7 +436,7 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                         ls->name);
         goto fail;
     }
-    if (journal_grant (d, ls, err) < 0) {
+    if (journal_grant (d, ls, &lt, err) < 0) {
         lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
         goto fail;
@@ -489,16 +489,20 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason)
         d = the_daemon;
     if (ledger_release (d->ledger, ls->id, &err) < 0)
         log_msg (LOG_ERR, "releasing %s: %s", ls->name, err.text);
-    if (journal_release (d, ls->id, reason, &err) < 0)
+    /* one time, written once, for the journal and the event */
+    double now = now_wall ();
+    char when[40];
+    json_real_text (now, when, sizeof (when));
+    if (journal_release (d, ls->id, when, reason, &err) < 0)
         log_msg (LOG_ERR, "%s", err.text);
     size_t len = 0;
-    char *ev = released_event_line (now_wall (), ls->name, ls->label, reason,
-                                    &len);
+    char *ev = released_event_line_at (when, ls->name, ls->label, reason,
+                                       &len);
     if (ev)
         events_emit_line (d, ev, len);
     else
-        events_emit (d, proto_event_released (now_wall (), ls->name,
-                                              ls->label, reason));
+        events_emit (d, proto_event_released (now, ls->name, ls->label,
+                                              reason));
     lease_free (d, ls);
     queue_schedule_soon (d);
     notify_status_soon (d);

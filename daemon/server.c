@@ -97,9 +97,11 @@ static void conn_linger (struct conn *c)
 }
 
 /* Write the replies now, while the client waits for them, instead of on
- * the next turn of the loop (what cannot be written now is left to the
- * bufferevent). Everything a reply speaks of is journaled before it is
- * queued, so it may leave at once. */
+ * the next turn of the loop. Everything a reply speaks of is journaled
+ * before it is queued, so it may leave at once. The bufferevent writes only
+ * what the socket would not take here: its write event is enabled for that
+ * alone, since watching for writability after every reply cost two
+ * epoll_ctl calls and a wake-up per request. */
 static void conn_write_now (struct conn *c)
 {
     struct evbuffer *out = bufferevent_get_output (c->bev);
@@ -111,9 +113,26 @@ static void conn_write_now (struct conn *c)
     while (evbuffer_get_length (out) > 0 && evbuffer_write (out, fd) > 0)
         ;
     evbuffer_freeze (out, 1);
+    if (evbuffer_get_length (out) > 0) {
+        /* the rest when the client reads (write_cb) */
+        bufferevent_enable (c->bev, EV_WRITE);
+        return;
+    }
+    if (bufferevent_get_enabled (c->bev) & EV_WRITE)
+        bufferevent_disable (c->bev, EV_WRITE);
     /* drained here, the bufferevent will not call write_cb for it */
-    if (c->closing && !c->lingering && evbuffer_get_length (out) == 0)
+    if (c->closing && !c->lingering)
         conn_linger (c);
+}
+
+/* Output was queued: conn_process writes it at its end; outside of it
+ * (a grant to a connection that waited, an event to a watcher, a refusal
+ * at accept) the connection's deferred event does, in this turn of the
+ * loop, without a system call to arrange it. */
+static void conn_wants_write (struct conn *c)
+{
+    if (!c->dead && !c->processing)
+        event_active (c->deferred, 0, 0);
 }
 
 /* Read nothing more; close once what is queued has been written. */
@@ -123,6 +142,8 @@ static void conn_close_after_write (struct conn *c)
     bufferevent_disable (c->bev, EV_READ);
     if (evbuffer_get_length (bufferevent_get_output (c->bev)) == 0)
         conn_linger (c);
+    else
+        conn_wants_write (c);
 }
 
 /* Unsent output held in memory: all of it but the part of the events log
@@ -153,7 +174,9 @@ void conn_send (struct conn *c, json_t *msg)
 
 void conn_send_line (struct conn *c, char *line, size_t len)
 {
-    if (c->dead) {
+    /* a lingering connection is shut for writing: nothing more can reach
+     * its client */
+    if (c->dead || c->lingering) {
         free (line);
         return;
     }
@@ -177,6 +200,8 @@ void conn_send_line (struct conn *c, char *line, size_t len)
                  "connection %llu", (unsigned long long) c->serial);
         conn_kill (c);
     }
+    else
+        conn_wants_write (c);
     free (line);
 }
 
@@ -303,18 +328,18 @@ static void conn_process_lines (struct conn *c)
             too_large (c, (size_t) p.pos);
             return;
         }
-        char *line = malloc ((size_t) p.pos + 1);
+        /* decoded where it lies: contiguous (a copy only when the line
+         * spans the buffer's chunks), dropped once it has been served */
+        size_t whole = (size_t) p.pos + eol_len;
+        const char *line = (const char *) evbuffer_pullup (in, (ev_ssize_t) whole);
         if (!line) {
             log_msg (LOG_ERR, "out of memory reading a request; closing "
                      "connection %llu", (unsigned long long) c->serial);
             conn_kill (c);
             return;
         }
-        evbuffer_remove (in, line, (size_t) p.pos);
-        evbuffer_drain (in, eol_len);
-        line[p.pos] = '\0';
         dispatch_line (c, line, (size_t) p.pos);
-        free (line);
+        evbuffer_drain (in, whole);
     }
 }
 
@@ -335,6 +360,9 @@ static void write_cb (struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
     size_t left = evbuffer_get_length (bufferevent_get_output (bev));
+    /* all written: stop watching for writability (conn_write_now) */
+    if (left == 0)
+        bufferevent_disable (bev, EV_WRITE);
     if (c->closing && !c->lingering && left == 0)
         conn_linger (c);
     else if (c->paused && !c->dead && left <= CONN_OUTPUT_PAUSE / 2)
@@ -502,7 +530,8 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
         conn_close_after_write (c);
         return;
     }
-    bufferevent_enable (c->bev, EV_READ | EV_WRITE);
+    /* writing is enabled only while output waits (conn_write_now) */
+    bufferevent_enable (c->bev, EV_READ);
 }
 
 static void accept_again (evutil_socket_t fd, short what, void *arg)

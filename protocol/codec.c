@@ -1,6 +1,7 @@
 /* The berthd wire protocol: request decoding (strict, every refusal names the
  * field), reply and event encoding, and the client-side decoders. */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -545,11 +546,75 @@ fail:
 
 /* ---- requests: decoding ----------------------------------------------- */
 
+/* json_unpack_ex for a request decoder's strict format: a flat object of
+ * "s:o" (required) and "s?o" (optional) members ending in "!}", so that a
+ * member the format does not name is refused. Jansson checks that by
+ * building a table of every key the format names, which was most of what
+ * decoding a request cost. The same format is unpacked leniently instead
+ * (every optional output starts NULL), and the object has no other member
+ * exactly when its size equals the outputs found; only a request that would
+ * be refused is unpacked strictly again, for jansson's own message. */
+/* The lenient pass of unpack_request: 0 when fmt named every member of o,
+ * 1 when o has others, -1 when it failed (je says why). */
+static int unpack_named (json_t *o, json_error_t *je, const char *fmt,
+                         va_list ap)
+{
+    char lenient[256];
+    size_t n = strlen (fmt), pairs = 0;
+    if (n < 3 || n >= sizeof (lenient) || strcmp (fmt + n - 2, "!}")
+        || strspn (fmt, "{}so:?! ") != n)
+        return 1;             /* not a flat format: let jansson judge */
+    for (size_t i = 0; i + 1 < n; i++)
+        if (fmt[i] == 's' && (fmt[i + 1] == ':' || fmt[i + 1] == '?'))
+            pairs++;
+    memcpy (lenient, fmt, n - 2);
+    memcpy (lenient + n - 2, "}", 2);
+    va_list walk;
+    va_copy (walk, ap);
+    int rc = json_vunpack_ex (o, je, 0, lenient, ap);
+    size_t found = 0;
+    for (size_t i = 0; rc == 0 && i < pairs; i++) {
+        (void) va_arg (walk, const char *);
+        json_t **out = va_arg (walk, json_t **);
+        found += *out != NULL;
+    }
+    va_end (walk);
+    if (rc < 0)
+        return -1;
+    return found == json_object_size (o) ? 0 : 1;
+}
+
+static int unpack_request (json_t *o, json_error_t *je, const char *fmt, ...)
+{
+    va_list ap, again;
+    va_start (ap, fmt);
+    va_copy (again, ap);
+    int rc = unpack_named (o, je, fmt, ap);
+    if (rc > 0)               /* refused, with jansson's message */
+        rc = json_vunpack_ex (o, je, 0, fmt, again) < 0 ? -1 : 0;
+    va_end (again);
+    va_end (ap);
+    return rc;
+}
+
+/* unpack_named for a format that names only some of an op's members: 0
+ * when o has no others (then it is decoded), else 1 (and the op's full
+ * format is to be unpacked). */
+static int unpack_if_only (json_t *o, const char *fmt, ...)
+{
+    json_error_t je;
+    va_list ap;
+    va_start (ap, fmt);
+    int rc = unpack_named (o, &je, fmt, ap);
+    va_end (ap);
+    return rc == 0 ? 0 : 1;
+}
+
 static int decode_hello (const struct ctx *c, json_t *o, struct proto_request *r)
 {
     json_t *skip, *version = NULL;
     json_error_t je;
-    if (json_unpack_ex (o, &je, 0, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+    if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                         "version", &version) < 0)
         return unpack_error (c, &je);
     return get_i (c, "version", version, 1, INT_MAX, &r->hello.version);
@@ -566,7 +631,16 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
     json_error_t je;
     struct step_request *s = &a->step;
 
-    if (json_unpack_ex (o, &je, 0,
+    /* Jansson's unpack costs per member the format names, present or not;
+     * most acquires give a few common ones, which a short format decodes
+     * (a subset of the full one: the members it leaves out stay NULL,
+     * absent, as the full format would leave them). */
+    if (unpack_if_only (o, "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
+                        "op", &skip, "id", &skip, "ntasks", &ntasks,
+                        "cpus_per_task", &cpt, "cores", &cores, "gpus", &gpus,
+                        "memory", &memory, "label", &label, "argv", &argv,
+                        "local", &local, "env", &env) != 0
+        && unpack_request (o, &je,
                         "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o"
                         " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
                         "op", &skip, "id", &skip, "ntasks", &ntasks,
@@ -632,7 +706,7 @@ static int decode_render (const struct ctx *c, json_t *o, struct proto_render *r
     json_error_t je;
     json_int_t cap_v = r->memory_cap;
 
-    if (json_unpack_ex (o, &je, 0, "{s:o s:o s:o s?o s?o s?o s:o !}", "op", &skip,
+    if (unpack_request (o, &je, "{s:o s:o s:o s?o s?o s?o s:o !}", "op", &skip,
                         "id", &skip, "placement", &placement, "ntasks", &ntasks,
                         "cpus_per_task", &cpt, "memory_cap", &cap, "argv", &argv) < 0)
         return unpack_error (c, &je);
@@ -654,7 +728,7 @@ static int decode_lease_op (const struct ctx *c, json_t *o, bool required,
 {
     json_t *skip, *v = NULL;
     json_error_t je;
-    if (json_unpack_ex (o, &je, 0, required ? "{s:o s:o s:o !}" : "{s:o s:o s?o !}",
+    if (unpack_request (o, &je, required ? "{s:o s:o s:o !}" : "{s:o s:o s?o !}",
                         "op", &skip, "id", &skip, "lease", &v) < 0)
         return unpack_error (c, &je);
     if (required && need (c, "lease", v, "a lease id") < 0)
@@ -681,17 +755,17 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
     case PROTO_RESOURCES:
         return decode_lease_op (c, o, false, &r->resources.lease);
     case PROTO_STATUS:
-        if (json_unpack_ex (o, &je, 0, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                             "time_left", &v) < 0)
             return unpack_error (c, &je);
         return get_bool (c, "time_left", v, &r->status.time_left);
     case PROTO_WATCH:
-        if (json_unpack_ex (o, &je, 0, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                             "history", &v) < 0)
             return unpack_error (c, &je);
         return get_bool (c, "history", v, &r->watch.history);
     case PROTO_SHUTDOWN:
-        if (json_unpack_ex (o, &je, 0, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                             "mode", &v) < 0)
             return unpack_error (c, &je);
         if (absent (v) || (json_is_string (v) && !strcmp (json_string_value (v), "drain")))

@@ -142,6 +142,102 @@ def test_pipelining(d):
     c.close()
 
 
+def test_pipelined_slow_reader(d):
+    """Replies leave berthd as each batch of lines is served, and what the
+    socket will not take is written as the client reads (server.c). A client
+    that pipelines 6000 mixed requests (over half a megabyte of replies, more
+    than the socket holds), stops sending, and only then reads, slowly and
+    in small pieces, must get every reply, in order, none twice."""
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(d.sock)
+    reqs, n = [], 0
+    for i in range(1, 6001):
+        n += 1
+        k = i % 4
+        if k == 1 and i < 800:      # 200 leases: all granted at once
+            reqs.append(b'{"op":"acquire","id":%d,"cores":1,"label":"p%d"}\n' % (n, n))
+        elif k == 2:
+            reqs.append(b'{"op":"hello","id":"h%d"}\n' % n)
+        else:                        # refused: not_found
+            reqs.append(b'{"op":"release","id":%d,"lease":"L999999"}\n' % n)
+    data = b"".join(reqs)
+    sender_err = []
+
+    def send_all():
+        try:
+            c.sendall(data)
+        except OSError as e:
+            sender_err.append(e)
+    import threading
+    th = threading.Thread(target=send_all)
+    th.start()
+    th.join(10)               # berthd reads it all, answers, fills the socket
+    time.sleep(0.3)
+    c.settimeout(20)
+    got, ids, size = b"", [], 0
+    while len(ids) < n:
+        try:
+            chunk = c.recv(3000)
+        except TimeoutError:
+            break
+        if not chunk:
+            break
+        size += len(chunk)
+        got += chunk
+        *lines, got = got.split(b"\n")
+        ids += [json.loads(x).get("id") for x in lines]
+        time.sleep(0.0002)
+    th.join(20)
+    want = [i if i % 4 != 2 else f"h{i}" for i in range(1, n + 1)]
+    t.check(not sender_err and ids == want and size > 512 * 1024,
+            "a slow reader of 6000 pipelined requests gets every reply once, in order",
+            f"{len(ids)} replies, {size} bytes; first difference at "
+            f"{next((j for j, (a, b) in enumerate(zip(ids, want)) if a != b), None)} {sender_err}")
+    c.close()
+    # the leases of that connection ended with it
+    ok = False
+    for _ in range(50):
+        if not [x for x in status(d)["leases"] if (x.get("label") or "").startswith("p")]:
+            ok = True
+            break
+        time.sleep(0.1)
+    t.check(ok, "its leases end when it closes")
+
+
+def test_grant_to_waiting_client(d):
+    """A grant made while serving another connection (its release) reaches
+    the waiting client at once, though that client sends nothing more; so
+    do the events to a watcher."""
+    holder, waiter, watcher = d.client(), d.client(), d.client()
+    r = watcher.request("watch")
+    t.check(r.get("ok"), "a watcher watches", str(r))
+    held = holder.request("acquire", cores=CORES_PER_NODE, may_span_nodes=False)
+    rest = [holder.request("acquire", cores=CORES_PER_NODE) for _ in range(len(NODES) - 1)]
+    t.check(held.get("ok") and all(x.get("ok") for x in rest), "the holder takes every core",
+            str(held)[:200])
+    waiter.send_raw(b'{"op":"acquire","id":"w","cores":2}\n')
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    r = holder.request("release", lease=held["lease"])
+    t.check(r.get("ok"), "the holder releases a node", str(r))
+    g = waiter.reply()
+    t.check(g.get("id") == "w" and g.get("ok") is True and time.monotonic() - t0 < 5,
+            "the waiting client gets its grant without sending anything more", str(g)[:200])
+    evs = []
+    while len(evs) < 4 + len(NODES):
+        e = watcher.read()
+        evs.append(e.get("event"))
+        if e.get("event") == "granted" and e.get("lease") == g.get("lease"):
+            break
+    t.check("released" in evs and evs[-1] == "granted", "the watcher sees the release and the grant",
+            str(evs))
+    for x in rest:
+        holder.request("release", lease=x["lease"])
+    waiter.request("release", lease=g["lease"])
+    for c in (holder, waiter, watcher):
+        c.close()
+
+
 def test_release_rules(d):
     a, b = d.client(), d.client()
     r = a.request("acquire", cores=3, label="mine")
@@ -312,7 +408,8 @@ def main():
     d = Daemon()
     try:
         d.start()
-        for fn in (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining, test_release_rules,
+        for fn in (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining,
+                   test_pipelined_slow_reader, test_grant_to_waiting_client, test_release_rules,
                    test_status_json, test_hello_render, test_other_uid):
             fn(d)
         t.check(d.alive(), "berthd is still running", d.stderr())

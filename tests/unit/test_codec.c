@@ -78,6 +78,12 @@ static const struct bad_case bad_cases[] = {
     { "{\"op\":\"STATUS\",\"id\":9}", INV, "unknown op \"STATUS\"", "", "9" },
     /* unknown keys */
     { "{\"op\":\"status\",\"id\":\"abc\",\"pad\":\"x\"}", INV, "status: unknown field(s): pad", "", "\"abc\"" },
+    /* members the format names, even as null, do not hide another one */
+    { "{\"op\":\"acquire\",\"id\":1,\"ntasks\":null,\"cpus_per_task\":null,\"min_tasks\":null,\"min_cpus_per_task\":null,\"cores\":null,\"min_cores\":null,\"gpus\":null,\"min_gpus\":null,\"gpus_per_task\":null,\"min_gpus_per_task\":null,\"memory\":null,\"min_memory\":null,\"may_span_nodes\":null,\"local\":null,\"label\":null,\"priority\":null,\"timeout\":null,\"wait\":null,\"argv\":null,\"detach\":null,\"ttl\":null,\"owner_pid\":null,\"env\":null,\"duration\":null,\"zz\":1}", INV, "acquire: unknown field(s): zz", "", "1" },
+    { "{\"op\":\"release\",\"id\":2,\"lease\":\"L1\",\"leases\":[\"L2\"]}", INV, "release: unknown field(s): leases", "", "2" },
+    /* a missing member is named before an unknown one, as jansson does */
+    { "{\"op\":\"release\",\"id\":3,\"leases\":\"L1\"}", INV, "release: missing required field 'lease'", "", "3" },
+    { "{\"op\":\"render\",\"id\":4,\"argv\":[\"a\"],\"x\":1}", INV, "render: missing required field 'placement'", "", "4" },
     { "{\"op\":\"acquire\",\"id\":1,\"zz\":1,\"cores\":2,\"yy\":2}", INV, "acquire: unknown field(s)", "zz, yy", "1" },
     { "{\"op\":\"hello\",\"id\":1,\"versions\":[1]}", INV, "hello: unknown field(s): versions", "", "1" },
     { "{\"op\":\"watch\",\"id\":1,\"lease\":\"L1\"}", INV, "watch: unknown field(s): lease", "", "1" },
@@ -320,6 +326,38 @@ START_TEST (test_acquire_defaults)
     ck_assert (r.acquire.duration < 0);
     ck_assert_int_eq (r.acquire.owner_pid, 0);
     proto_request_free (&r);
+}
+END_TEST
+
+/* An acquire of common members only (decoded by the short format), and
+ * the same with one rarer member (the full format): alike where they
+ * agree, and every member decoded. */
+START_TEST (test_acquire_common_members)
+{
+    const char *common = "{\"op\":\"acquire\",\"id\":5,\"ntasks\":4,\"cpus_per_task\":2,"
+                         "\"gpus\":1,\"memory\":900,\"label\":\"x\",\"argv\":[\"a\",\"b\"],"
+                         "\"local\":true,\"env\":true%s}";
+    const char *extra[] = { "", ",\"priority\":7", ",\"wait\":false", ",\"min_cores\":2" };
+    for (int k = 0; k < 4; k++) {
+        char line[512];
+        struct proto_request r;
+        berth_error_t e;
+        snprintf (line, sizeof (line), common, extra[k]);
+        ck_assert_msg (decode (line, &r, &e) == 0, "%s: %s", line, e.text);
+        const struct step_request *s = &r.acquire.step;
+        ck_assert_int_eq (s->ntasks, 4);
+        ck_assert_int_eq (s->cpus_per_task, 2);
+        ck_assert_int_eq (s->gpus, 1);
+        ck_assert_int_eq (s->memory, 900);
+        ck_assert_str_eq (s->label, "x");
+        ck_assert_str_eq (s->argv[1], "b");
+        ck_assert (s->local && r.acquire.env);
+        ck_assert_int_eq (s->priority, k == 1 ? 7 : 0);
+        ck_assert (r.acquire.wait == (k != 2));
+        ck_assert_int_eq (s->min_cores, k == 3 ? 2 : STEP_UNSET);
+        ck_assert_int_eq (s->cores, STEP_UNSET);
+        proto_request_free (&r);
+    }
 }
 END_TEST
 
@@ -956,6 +994,7 @@ int main (void)
     tcase_add_test (tc, test_nul_bytes);
     tcase_add_test (tc, test_deep_nesting);
     tcase_add_test (tc, test_acquire_defaults);
+    tcase_add_test (tc, test_acquire_common_members);
     tcase_add_test (tc, test_roundtrip_acquire);
     tcase_add_test (tc, test_roundtrip_render);
     tcase_add_test (tc, test_roundtrip_small_ops);

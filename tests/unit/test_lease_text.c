@@ -3,6 +3,7 @@
  * alike, reals written alike; bad input refused. */
 #include <string.h>
 
+#include "journal_file.h"
 #include "lease_text.h"
 #include "testutil.h"
 
@@ -136,6 +137,44 @@ START_TEST (reals)
 }
 END_TEST
 
+/* Wall-clock times take a path of their own: the same digits as printf's
+ * %.17g (and jansson's) for times of every kind, ties and carries too. */
+START_TEST (time_reals)
+{
+    double v[4096];
+    size_t n = 0;
+    v[n++] = 1e9;
+    v[n++] = 9999999999.9999981;
+    v[n++] = 9999999999.99999995;       /* rounds up to 11 digits */
+    v[n++] = 1754300000.0;
+    v[n++] = 1754300000.99999995;
+    v[n++] = 1796014631.6934187;
+    /* exact ties at the seventh decimal: odd multiples of 1/256 */
+    for (int j = 1; j < 512 && n < 1024; j += 2)
+        v[n++] = 1796014631.0 + j / 512.0;
+    for (int j = 1; j < 256 && n < 1200; j += 2)
+        v[n++] = 8589934591.0 + j / 256.0;    /* just under 2^33 */
+    unsigned x = 12345;
+    while (n < sizeof (v) / sizeof (v[0])) {
+        x = x * 1103515245u + 12345u;
+        double frac = (x >> 8) / 16777216.0;
+        v[n] = 1e9 + (double) (x % 9000u) * 1e6 + frac * 1e6;
+        n++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char buf[40], want[40];
+        json_real_text (v[i], buf, sizeof (buf));
+        json_t *r = json_real (v[i]);
+        char *j = json_dumps (r, JSON_ENCODE_ANY);
+        snprintf (want, sizeof (want), "%s", j);
+        free (j);
+        json_decref (r);
+        ck_assert_msg (!strcmp (buf, want), "%.20g: %s, jansson %s", v[i], buf,
+                       want);
+    }
+}
+END_TEST
+
 /* The release path's lines are the codec's too. */
 START_TEST (release_lines)
 {
@@ -167,6 +206,136 @@ START_TEST (release_lines)
     ck_assert_ptr_null (released_event_line (0, NULL, NULL, NULL, &len));
     ck_assert_ptr_null (released_event_line (0, "L1", "bad \xff", NULL, &len));
     ck_assert_ptr_null (release_reply_line (NULL, NULL, &len));
+}
+END_TEST
+
+/* The journal's records written as text are the records journal.c built
+ * as JSON (grant_record: the shape, the lease with its env, what it holds),
+ * and a restart reads the same ledger lease back from them. */
+static void same_grant_record (const struct proto_lease *l,
+                               const struct grant_record_facts *g)
+{
+    struct lease_text t;
+    ck_assert_int_eq (lease_text_build (l, &t), 0);
+    size_t len;
+    char *line = grant_record_line (&t, g, &len);
+    ck_assert_ptr_nonnull (line);
+    ck_assert_uint_eq (strlen (line), len);
+    ck_assert_int_eq (line[len - 1], '\n');
+    ck_assert_ptr_null (memchr (line, '\n', len - 1));
+    json_error_t je;
+    json_t *mine = json_loads (line, JSON_REJECT_DUPLICATES, &je);
+    ck_assert_msg (mine != NULL, "not JSON: %s: %s", je.text, line);
+    json_t *theirs = json_pack (
+        "{s:s s:I s:f s:o s:s s:b s:o s:i s:i s:i s:o s:o}", "op", "grant",
+        "id", (json_int_t) g->id, "time", l->granted,
+        "shape", journal_shape_json (g->shape), "layout", g->layout,
+        "detached", g->detached, "expires", g->expires >= 0
+                                            ? json_real (g->expires)
+                                            : json_null (),
+        "owner", g->owner, "peer_pid", g->peer_pid, "uid", g->uid,
+        "lease", proto_lease_json (l), "held", journal_held_json (g->held));
+    ck_assert_ptr_nonnull (theirs);
+    char *want = json_dumps (theirs, JSON_COMPACT | JSON_SORT_KEYS);
+    char *got = json_dumps (mine, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_msg (json_equal (mine, theirs), "text %s\njson %s", got, want);
+    /* what a restart makes of it */
+    berth_error_t err;
+    struct ledger_lease *back = journal_grant_lease (mine, &err);
+    ck_assert_msg (back != NULL, "%s", err.text);
+    ck_assert_int_eq (back->nnodes, g->held->nnodes);
+    for (int i = 0; i < back->nnodes; i++) {
+        ck_assert_int_eq (back->nodes[i].node, g->held->nodes[i].node);
+        ck_assert_int_eq (back->nodes[i].ngpus, g->held->nodes[i].ngpus);
+        ck_assert_int_eq (back->nodes[i].memory, g->held->nodes[i].memory);
+        ck_assert_int_eq (back->nodes[i].ncores, l->placement.nodes[i].ncores);
+    }
+    ck_assert_int_eq (back->shape.cores, g->shape->cores);
+    ck_assert_int_eq (back->shape.budget, g->shape->budget);
+    free (back);
+    free (want);
+    free (got);
+    json_decref (mine);
+    json_decref (theirs);
+    free (line);
+    lease_text_free (&t);
+}
+
+START_TEST (journal_records)
+{
+    struct proto_lease l = base ();
+    int g0[] = { 0, 1 }, none[1] = { 0 };
+    struct ledger_lease_node held[2] = { { 3, cores0, 4, g0, 2, 8000 },
+                                         { 4, cores1, 4, none, 0, 0 } };
+    struct ledger_lease ll = { .id = 17, .nodes = held, .nnodes = 1 };
+    struct step_shape shape = { false, 1, 4, 4, 0, -1, 184, false, false };
+    struct grant_record_facts g = {
+        .id = 17, .shape = &shape, .layout = "cpu_binding", .detached = false,
+        .expires = -1, .owner = 0, .peer_pid = 4242, .uid = 1000,
+        .held = &ll,
+    };
+    l.granted = 1754300000.25;
+    l.budget_mb = 184;
+    struct env_set_item env[] = { { "BERTH_LEASE", "L17" },
+                                  { "BERTH_CORES", "0-3" } };
+    l.env = env;
+    l.nenv = 2;
+    same_grant_record (&l, &g);
+    /* detached with a ttl and an owner, spanning two nodes, an MPI step with
+     * a launch line, no env */
+    char *argv[] = { "srun", "-n", "8", "./a.out", NULL };
+    struct env_set_item set[] = { { "OMP_NUM_THREADS", "1" } };
+    l.launch = (struct launch) { argv, 4, NULL, 0, set, 1 };
+    l.env = NULL;
+    l.nenv = 0;
+    l.placement.nnodes = 2;
+    l.placement.gpus = 2;
+    l.placement.gpu_ids = gids;
+    l.placement.ngpu_ids = 2;
+    l.memory_cap = 8000;
+    l.owner_pid = 999;
+    l.label = "a \"label\"";
+    ll.nnodes = 2;
+    shape = (struct step_shape) { true, 8, 1, 8, 2, 8000, 8000, true, false };
+    g.layout = "scheduler";
+    g.detached = true;
+    g.expires = 1754303600.5;
+    g.owner = 999;
+    same_grant_record (&l, &g);
+    /* refused: no text, no ledger lease */
+    struct lease_text t = { 0 };
+    size_t len;
+    ck_assert_ptr_null (grant_record_line (&t, &g, &len));
+    ck_assert_int_eq (lease_text_build (&l, &t), 0);
+    g.held = NULL;
+    ck_assert_ptr_null (grant_record_line (&t, &g, &len));
+    lease_text_free (&t);
+
+    const char *reasons[] = { "released", "owner_exited", "odd \"why\"\n" };
+    for (int i = 0; i < 3; i++) {
+        char when[40];
+        json_real_text (1754300100.125 + i, when, sizeof (when));
+        char *line = release_record_line (17, when, reasons[i], &len);
+        ck_assert_ptr_nonnull (line);
+        ck_assert_uint_eq (strlen (line), len);
+        json_t *mine = json_loads (line, JSON_REJECT_DUPLICATES, NULL);
+        json_t *theirs = json_pack ("{s:s s:I s:f s:s}", "op", "release",
+                                    "id", (json_int_t) 17, "time",
+                                    1754300100.125 + i, "reason", reasons[i]);
+        ck_assert_msg (json_equal (mine, theirs), "%s", line);
+        json_decref (mine);
+        json_decref (theirs);
+        free (line);
+    }
+    ck_assert_ptr_null (release_record_line (1, NULL, "released", &len));
+    ck_assert_ptr_null (release_record_line (1, "1.0", NULL, &len));
+    ck_assert_ptr_null (release_record_line (1, "1.0", "bad \xff", &len));
+    /* the event shares the release's time text */
+    char *ev = released_event_line_at ("1754300100.125", "L17", NULL,
+                                       "released", &len);
+    ck_assert_ptr_nonnull (strstr (ev, "\"time\":1754300100.125,"));
+    free (ev);
+    ck_assert_ptr_null (released_event_line_at (NULL, "L17", NULL, NULL, &len));
 }
 END_TEST
 
@@ -207,7 +376,9 @@ int main (void)
     tcase_add_test (tc, full_lease);
     tcase_add_test (tc, splicing);
     tcase_add_test (tc, reals);
+    tcase_add_test (tc, time_reals);
     tcase_add_test (tc, release_lines);
+    tcase_add_test (tc, journal_records);
     tcase_add_test (tc, refusals);
     suite_add_tcase (s, tc);
     return run_suite (s);
