@@ -42,11 +42,7 @@ void cli_shell_word (FILE *f, const char *text)
 
 void cli_lease_warning (const char *cmd, const berth_lease_t *l)
 {
-    char *text = berth_lease_json (l);
-    json_t *o = text ? json_loads (text, 0, NULL) : NULL;
-    const char *w = json_string_value (json_object_get (o, "warning"));
+    const char *w = berth_lease_warning (l);
     if (w)
         fprintf (stderr, "berth %s: warning: %s\n", cmd, w);
-    json_decref (o);
-    free (text);
 }

@@ -83,7 +83,7 @@ int lease_derive_env (struct proto_lease *l, berth_error_t *err)
 
 /* ---- leases ------------------------------------------------------------ */
 
-berth_lease_t *lease_from_json (const json_t *o, berth_client_error_t *err)
+berth_lease_t *lease_from_json (json_t *o, berth_client_error_t *err)
 {
     berth_error_t e = { 0 };
     berth_lease_t *l = calloc (1, sizeof (*l));
@@ -98,12 +98,13 @@ berth_lease_t *lease_from_json (const json_t *o, berth_client_error_t *err)
     }
     l->launch.l = l->l.launch;
     memset (&l->l.launch, 0, sizeof (l->l.launch));
-    if ((!l->l.env && lease_derive_env (&l->l, &e) < 0)
-        || !(l->json = json_deep_copy (o))) {
+    if (!l->l.env && lease_derive_env (&l->l, &e) < 0) {
         client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
         berth_lease_free (l);
         return NULL;
     }
+    /* Shared, not copied: nothing changes a message once it is decoded. */
+    l->json = json_incref (o);
     return l;
 }
 
@@ -209,6 +210,11 @@ char *berth_lease_json (const berth_lease_t *l)
     return l ? json_dumps (l->json, JSON_COMPACT) : NULL;
 }
 
+const char *berth_lease_warning (const berth_lease_t *l)
+{
+    return l ? json_string_value (json_object_get (l->json, "warning")) : NULL;
+}
+
 /* ---- launches ---------------------------------------------------------- */
 
 const char *const *berth_launch_argv (const berth_launch_t *l)
@@ -271,7 +277,7 @@ static const char *const event_names[] = {
     [BERTH_EVENT_RELEASED] = "released", [BERTH_EVENT_REFUSED] = "refused",
 };
 
-berth_event_t *event_from_json (const json_t *o, berth_client_error_t *err)
+berth_event_t *event_from_json (json_t *o, berth_client_error_t *err)
 {
     berth_error_t e = { 0 };
     berth_event_t *ev = calloc (1, sizeof (*ev));
@@ -288,11 +294,7 @@ berth_event_t *event_from_json (const json_t *o, berth_client_error_t *err)
         berth_event_free (ev);
         return NULL;
     }
-    if (!(ev->json = json_deep_copy (o))) {
-        berth_event_free (ev);
-        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
-        return NULL;
-    }
+    ev->json = json_incref (o);
     return ev;
 }
 

@@ -50,9 +50,9 @@ int client_errorf (berth_client_error_t *err, const char *code,
 
 /* Lease from an acquire reply or a lease object (borrowed); NULL on a
  * malformed one (code protocol). */
-berth_lease_t *lease_from_json (const json_t *o, berth_client_error_t *err);
+berth_lease_t *lease_from_json (json_t *o, berth_client_error_t *err);
 /* Event from an event message (borrowed). */
-berth_event_t *event_from_json (const json_t *o, berth_client_error_t *err);
+berth_event_t *event_from_json (json_t *o, berth_client_error_t *err);
 
 /* The BERTH_* variables of a placement when berthd did not send them:
  * appends to l->l.env. */

@@ -50,6 +50,14 @@ if command -v man >/dev/null && command -v groff >/dev/null; then
     done
 fi
 
+# the library exports exactly the functions its header declares
+declared=$(grep -oE '\bberth_[a-z_]+ \(' "$root/$includedir/berth/berth.h" | grep -oE 'berth_[a-z_]+' | sort -u)
+exported=$(nm -D --defined-only "$root/$libdir/libberth.so" | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' | sort -u)
+missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
+extra=$(comm -13 <(echo "$declared") <(echo "$exported"))
+[[ -n $declared && -z $missing ]] && ok || not_ok "declared in berth.h but not exported by libberth.so: $missing"
+[[ -z $extra ]] && ok || not_ok "exported by libberth.so but not declared in berth.h: $extra"
+
 # a client builds against the installed header and library via pkg-config
 if command -v pkg-config >/dev/null && command -v cc >/dev/null; then
     cat >"$TMP/client.c" <<'C'

@@ -185,6 +185,9 @@ const char *berth_lease_env_name (const berth_lease_t *l, int i);
 const char *berth_lease_env_value (const berth_lease_t *l, int i);
 /* The lease as berthd described it: a JSON object, compact, caller frees. */
 char *berth_lease_json (const berth_lease_t *l);
+/* berthd's warning about the lease (such as a step that may outlast the
+ * job), or NULL; valid while the lease is. */
+const char *berth_lease_warning (const berth_lease_t *l);
 
 /* ---- questions --------------------------------------------------------- */
 
