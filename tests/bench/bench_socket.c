@@ -23,6 +23,48 @@
 
 #define NODES 128
 
+/* ---- the floor: two bare round trips over a Unix socket ---- */
+
+/* A child echoes each message back over a socketpair; one "pair" is two
+ * round trips, as acquire + release are, with no JSON and no work: what the
+ * kernel and the scheduler cost on this machine, beside berth's figure. */
+static void socket_floor (int pairs, double *p50, double *p99)
+{
+    int sv[2];
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        bench_die ("socketpair: %s", strerror (errno));
+    pid_t pid = fork ();
+    if (pid < 0)
+        bench_die ("fork: %s", strerror (errno));
+    if (pid == 0) {
+        char b[256];
+        close (sv[0]);
+        for (;;) {
+            ssize_t n = read (sv[1], b, sizeof (b));
+            if (n <= 0 || write (sv[1], b, (size_t) n) != n)
+                _exit (0);
+        }
+    }
+    close (sv[1]);
+    double *v = malloc (sizeof (double) * (size_t) pairs);
+    if (!v)
+        bench_die ("out of memory");
+    char b[256];
+    for (int i = -pairs / 10; i < pairs; i++) {
+        double t0 = bench_now ();
+        for (int k = 0; k < 2; k++)
+            if (write (sv[0], "{}\n", 3) != 3 || read (sv[0], b, sizeof (b)) <= 0)
+                bench_die ("the echo child is gone");
+        if (i >= 0)
+            v[i] = (bench_now () - t0) * 1e6;
+    }
+    close (sv[0]);
+    waitpid (pid, NULL, 0);
+    *p50 = bench_quantile (v, (size_t) pairs, 0.5);
+    *p99 = bench_quantile (v, (size_t) pairs, 0.99);
+    free (v);
+}
+
 /* ---- 1: one client, libberth ---- */
 
 struct rtt {
@@ -344,6 +386,8 @@ int main (int argc, char **argv)
         rp50[i] = r.rel_p50;
     }
     double rtt50 = bench_median (p50, runs), rtt99 = bench_median (p99, runs);
+    double floor50, floor99;
+    socket_floor (pairs, &floor50, &floor99);
     double rttmax = bench_median (mx, runs), acq50 = bench_median (ap50, runs);
     double rel50 = bench_median (rp50, runs);
     long grants = (long) runs * (pairs + pairs / 10);
@@ -400,6 +444,8 @@ int main (int argc, char **argv)
     printf ("  one client (libberth): acquire+release p50 %.1f us, p99 %.1f us "
             "(max %.0f us; acquire %.1f, release %.1f)   targets: p50 < 50, "
             "p99 < 250\n", rtt50, rtt99, rttmax, acq50, rel50);
+    printf ("    beside it, two bare round trips over a Unix socket (an echo "
+            "child, no JSON): p50 %.1f us, p99 %.1f us\n", floor50, floor99);
     printf ("  %d clients, %d pipelined each: %.0f ops/s, slowest op %.2f ms "
             "(p50 %.0f us, p99 %.0f us)   targets: >= 100000 ops/s, none over "
             "5 ms\n", nconc, depth, ops, slowest, olat50, olat99);
@@ -413,13 +459,14 @@ int main (int argc, char **argv)
     printf ("  one client with them all held: acquire+release p50 %.1f us\n",
             busy.pair_p50);
     bench_write_json (a.json, json_pack (
-        "{s:s s:b s:i s:i s:{s:i s:f s:f s:f s:f s:f} "
+        "{s:s s:b s:i s:i s:{s:i s:f s:f s:f s:f s:f s:f s:f} "
         "s:{s:i s:i s:f s:f s:f s:f s:f s:f s:f} "
         "s:{s:i s:I s:f s:f s:f s:f s:f} s:{s:b s:b s:b s:b}}",
         "benchmark", "socket", "quick", a.quick, "runs", runs, "nodes", NODES,
         "one_client", "pairs", pairs, "pair_p50_us", rtt50, "pair_p99_us",
         rtt99, "pair_max_us", rttmax, "acquire_p50_us", acq50,
-        "release_p50_us", rel50,
+        "release_p50_us", rel50, "socket_floor_p50_us", floor50,
+        "socket_floor_p99_us", floor99,
         "concurrent", "clients", nconc, "depth", depth, "seconds", seconds,
         "ops_per_s", ops, "slowest_ms", slowest, "p50_us", olat50, "p99_us",
         olat99, "berthd_cpu_us_per_op", dcpu_op, "client_cpu_us_per_op",
