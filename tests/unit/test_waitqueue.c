@@ -42,33 +42,33 @@ static uint64_t hold (struct ledger *l, int cores)
     return id;
 }
 
-static uint64_t add (struct waitqueue *q, const char *label, int cores,
-                     int prio, double timeout, uint64_t owner, double now)
+/* A request for one task of some cores; a duration of 0 states none. */
+static uint64_t add_req (struct waitqueue *q, const char *label, int cores,
+                         int prio, double timeout, double duration,
+                         uint64_t owner, double now)
 {
     struct waitqueue_request r = {
         .shape = { .ntasks = 1, .cpus_per_task = cores, .cores = cores,
                    .memory = -1, .budget = -1 },
         .layout = LEDGER_CPU_BINDING, .label = label, .priority = prio,
-        .timeout = timeout, .owner = owner,
+        .timeout = timeout, .owner = owner, .duration = duration,
     };
     uint64_t t;
     ck_assert_int_eq (waitqueue_add (q, &r, now, &t, &err), 0);
     return t;
 }
 
+static uint64_t add (struct waitqueue *q, const char *label, int cores,
+                     int prio, double timeout, uint64_t owner, double now)
+{
+    return add_req (q, label, cores, prio, timeout, 0, owner, now);
+}
+
 /* A request that states how long it expects to run. */
 static uint64_t add_d (struct waitqueue *q, const char *label, int cores,
                        double duration, uint64_t owner, double now)
 {
-    struct waitqueue_request r = {
-        .shape = { .ntasks = 1, .cpus_per_task = cores, .cores = cores,
-                   .memory = -1, .budget = -1 },
-        .layout = LEDGER_CPU_BINDING, .label = label, .timeout = -1,
-        .owner = owner, .duration = duration,
-    };
-    uint64_t t;
-    ck_assert_int_eq (waitqueue_add (q, &r, now, &t, &err), 0);
-    return t;
+    return add_req (q, label, cores, 0, -1, duration, owner, now);
 }
 
 static struct waitqueue_result res[64];
