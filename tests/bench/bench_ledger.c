@@ -7,20 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "benchutil.h"
 #include "ledger.h"
+#include "benchutil.h"
 
 #define NSIZES 3
 
-static struct ledger *build (int nnodes, const int *cores, char (*names)[16],
+static struct ledger *build (int nnodes, char (*names)[16],
                              struct ledger_node_spec *spec)
 {
-    for (int i = 0; i < nnodes; i++) {
-        snprintf (names[i], sizeof (names[i]), "nid%06d", i);
-        spec[i] = (struct ledger_node_spec) {
-            names[i], cores, BENCH_CORES_PER_NODE, BENCH_GPUS_PER_NODE,
-            BENCH_MEMORY_PER_NODE };
-    }
+    bench_node_specs (nnodes, 6, names, spec);
     berth_error_t err;
     struct ledger *l = ledger_create (spec, nnodes, 0, &err);
     if (!l)
@@ -57,9 +52,6 @@ int main (int argc, char **argv)
 {
     struct bench_args a;
     bench_parse_args (argc, argv, &a);
-    static int cores[BENCH_CORES_PER_NODE];
-    for (int i = 0; i < BENCH_CORES_PER_NODE; i++)
-        cores[i] = i;
     const int sizes[NSIZES] = { 100, 1000, 10000 };
     const int runs = a.quick ? 3 : 9;
     const int reps_one = a.quick ? 2000 : 50000, reps_span = a.quick ? 50 : 1000;
@@ -78,7 +70,7 @@ int main (int argc, char **argv)
         if (!names || !spec)
             bench_die ("out of memory");
         double t0 = bench_now ();
-        struct ledger *l = build (n, cores, names, spec);
+        struct ledger *l = build (n, names, spec);
         r_build[s] = (bench_now () - t0) * 1e3;
         /* Background: leases of 4 to 52 cores on every other node. */
         struct step_shape bg = one;

@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "benchutil.h"
 #include "ledger.h"
+#include "benchutil.h"
 #include "waitqueue.h"
 
 #define NODES 8
@@ -227,17 +227,9 @@ int main (int argc, char **argv)
 {
     struct bench_args a;
     bench_parse_args (argc, argv, &a);
-    static int cores[BENCH_CORES_PER_NODE];
-    for (int i = 0; i < BENCH_CORES_PER_NODE; i++)
-        cores[i] = i;
     char names[NODES][16];
     struct ledger_node_spec spec[NODES];
-    for (int i = 0; i < NODES; i++) {
-        snprintf (names[i], sizeof (names[i]), "nid%03d", i);
-        spec[i] = (struct ledger_node_spec) {
-            names[i], cores, BENCH_CORES_PER_NODE, BENCH_GPUS_PER_NODE,
-            BENCH_MEMORY_PER_NODE };
-    }
+    bench_node_specs (NODES, 3, names, spec);
     static struct step s[NSTEPS];
     make_suite (s);
     berth_error_t err;

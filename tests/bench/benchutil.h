@@ -149,6 +149,27 @@ static inline void bench_write_json (const char *path, json_t *doc)
     json_decref (doc);
 }
 
+/* ---- the fake allocation in process (with ledger.h included first) ---- */
+
+#ifdef BERTH_LEDGER_H
+/* Specs of nnodes nodes of BENCH_* cores, GPUs and memory, named "nid" and
+ * the index in width digits; names has room for nnodes names. */
+static inline void bench_node_specs (int nnodes, int width,
+                                     char (*names)[16],
+                                     struct ledger_node_spec *spec)
+{
+    static int cores[BENCH_CORES_PER_NODE];
+    for (int i = 0; i < BENCH_CORES_PER_NODE; i++)
+        cores[i] = i;
+    for (int i = 0; i < nnodes; i++) {
+        snprintf (names[i], sizeof (names[i]), "nid%0*d", width, i);
+        spec[i] = (struct ledger_node_spec) {
+            names[i], cores, BENCH_CORES_PER_NODE, BENCH_GPUS_PER_NODE,
+            BENCH_MEMORY_PER_NODE };
+    }
+}
+#endif
+
 /* ---- a berthd on a fake allocation ---- */
 
 struct bench_daemon {
