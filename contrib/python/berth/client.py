@@ -247,8 +247,8 @@ class Lease:
         kills the step and raises TimeoutExpired."""
         check = kwargs.pop("check", False)
         timeout = kwargs.pop("timeout", None)
-        cmd = self.command(argv)
         with self.popen(argv, **kwargs) as p:
+            cmd = p.args
             try:
                 out, err = p.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
