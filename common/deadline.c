@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "deadline.h"
+#include "text.h"
 #include "wallclock.h"
 
 const char *deadline_policy_name (enum deadline_policy p)
@@ -43,15 +44,6 @@ int deadline_parse_epoch (const char *text, double *end)
     return 0;
 }
 
-/* The first line, trimmed, into buf. */
-static void first_line (const char *text, char *buf, size_t size)
-{
-    text += strspn (text, " \t\r\n");
-    snprintf (buf, size, "%.*s", (int) strcspn (text, "\r\n"), text);
-    for (size_t n = strlen (buf); n && isspace ((unsigned char) buf[n - 1]);)
-        buf[--n] = '\0';
-}
-
 /* Local broken-down time -> Unix seconds; the whole text must be used. */
 static int local_time (const char *text, const char *format, double *out)
 {
@@ -71,7 +63,7 @@ static int local_time (const char *text, const char *format, double *out)
 int deadline_parse_squeue (const char *text, double *end, berth_error_t *err)
 {
     char line[128];
-    first_line (text ? text : "", line, sizeof (line));
+    text_first_line (text ? text : "", line, sizeof (line));
     if (!line[0])
         return errprintf (err, "squeue printed no end time (the job is not listed)");
     if (!strcasecmp (line, "N/A") || !strcasecmp (line, "Unknown")
@@ -100,7 +92,7 @@ static bool qstat_value (const char *text, const char *key, char *buf, size_t si
             continue;
         s++;
         s += strspn (s, " \t");
-        first_line (s, buf, size);
+        text_first_line (s, buf, size);
         return true;
     }
     return false;
