@@ -119,19 +119,6 @@ int deadline_parse_qstat (const char *text, double *end, berth_error_t *err)
     return 0;
 }
 
-void deadline_format_left (double seconds, char *buf, size_t size)
-{
-    long long s = seconds > 0 ? (long long) seconds : 0;
-    if (s < 60)
-        snprintf (buf, size, "%llds", s);
-    else if (s < 3600)
-        snprintf (buf, size, "%lldm%02llds", s / 60, s % 60);
-    else if (s < 86400)
-        snprintf (buf, size, "%lldh%02lldm", s / 3600, s % 3600 / 60);
-    else
-        snprintf (buf, size, "%lldd%lldh", s / 86400, s % 86400 / 3600);
-}
-
 int deadline_check (double now, double end, double duration, const char *label,
                     char *msg, size_t size)
 {
@@ -141,9 +128,9 @@ int deadline_check (double now, double end, double duration, const char *label,
         return 0;
     }
     char need[32], left[32], over[32];
-    deadline_format_left (duration, need, sizeof (need));
-    deadline_format_left (end - now, left, sizeof (left));
-    deadline_format_left (now + duration - end, over, sizeof (over));
+    wallclock_format_brief (duration, need, sizeof (need));
+    wallclock_format_brief (end - now, left, sizeof (left));
+    wallclock_format_brief (now + duration - end, over, sizeof (over));
     snprintf (msg, size, "%s%s%s states a duration of %s (%.0f s) but the "
               "allocation ends in %s: it would run %s past the end; shorten the "
               "step, give a smaller duration, or run it in a later allocation",
