@@ -50,11 +50,8 @@ static const char *system_name (enum berth_system s)
 /* A variable of the environment; empty counts as unset. */
 static const char *getvar (const struct ctx *c, const char *name)
 {
-    size_t n = strlen (name);
-    for (char *const *e = c->envp; e && *e; e++)
-        if (!strncmp (*e, name, n) && (*e)[n] == '=')
-            return (*e)[n + 1] ? *e + n + 1 : NULL;
-    return NULL;
+    const char *v = run_command_env (c->envp, name);
+    return v && *v ? v : NULL;
 }
 
 static void warn (struct ctx *c, const char *fmt, ...)
