@@ -1,8 +1,5 @@
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include <jansson.h>
 
 #include "cli_daemon.h"
 #include "commands.h"

@@ -12,6 +12,7 @@
 
 #include "report_svg.h"
 #include "status_view.h"
+#include "wallclock.h"
 
 #define WIDTH 1400.0
 #define LEFT 160.0
@@ -104,11 +105,6 @@ static double xat (const struct frame *fr, double t)
     return LEFT + (fr->span > 0 ? (t - fr->t0) / fr->span : 0) * fr->plot_w;
 }
 
-static void duration (double s, char *buf, size_t size)
-{
-    status_view_duration (s, buf, size);
-}
-
 void report_summary_print (FILE *f, const struct report_run *run,
                            const struct report_summary *s)
 {
@@ -117,12 +113,12 @@ void report_summary_print (FILE *f, const struct report_run *run,
              run->nnodes == 1 ? "" : "s", s->cores);
     if (run->refused)
         fprintf (f, " (%d refused)", run->refused);
-    duration (s->makespan, d, sizeof (d));
+    wallclock_format_brief (s->makespan, d, sizeof (d));
     fprintf (f, "\nmakespan %s (%.1f s)\n", d, s->makespan);
     fprintf (f, "mean utilisation %.1f%% (peak %d of %lld cores held)\n",
              100.0 * s->utilisation, s->peak_cores, s->cores);
     if (s->waited) {
-        duration (s->longest_wait, d, sizeof (d));
+        wallclock_format_brief (s->longest_wait, d, sizeof (d));
         fprintf (f, "longest wait %s (%.1f s, %s); %d step%s waited\n", d, s->longest_wait,
                  s->longest_wait_label ? s->longest_wait_label : "unlabelled",
                  s->waited, s->waited == 1 ? "" : "s");
@@ -155,9 +151,9 @@ static void step_title (FILE *f, const struct report_run *run, const struct repo
     int cores = 0;
     for (int j = 0; j < st->nspans; j++)
         cores += st->spans[j].ncores;
-    duration (st->start - run->t0, a, sizeof (a));
-    duration (st->end - run->t0, b, sizeof (b));
-    duration (st->start - st->asked, w, sizeof (w));
+    wallclock_format_brief (st->start - run->t0, a, sizeof (a));
+    wallclock_format_brief (st->end - run->t0, b, sizeof (b));
+    wallclock_format_brief (st->start - st->asked, w, sizeof (w));
     fputs ("<title>", f);
     xml_text (f, st->label ? st->label : "(no label)", 255);
     fprintf (f, " \u00b7 %s \u00b7 %d core%s on %d node%s", st->lease, cores,
@@ -205,7 +201,7 @@ static void axis (FILE *f, const struct frame *fr, double y0, double y1)
         if (tick < 1)
             snprintf (d, sizeof (d), "%.1fs", t);
         else
-            duration (t, d, sizeof (d));
+            wallclock_format_brief (t, d, sizeof (d));
         fprintf (f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                  "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
                  x, y0, x, y1, x, y0 - 4, d);
@@ -384,8 +380,8 @@ void report_svg (FILE *f, const struct report_run *run, const struct report_summ
     struct frame fr = { run->t0, run->t1 - run->t0, WIDTH - LEFT - RIGHT };
     double height = height_of (run, o->cores);
     char mk[32], lw[32];
-    duration (s->makespan, mk, sizeof (mk));
-    duration (s->longest_wait, lw, sizeof (lw));
+    wallclock_format_brief (s->makespan, mk, sizeof (mk));
+    wallclock_format_brief (s->longest_wait, lw, sizeof (lw));
     fprintf (f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
              "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
              "font-size=\"10\">\n", WIDTH, height, WIDTH, height);

@@ -1,24 +1,11 @@
 /* The human view of berthd's status. Figures come from the status reply;
  * where a node does not state what is held on it, the leases say. */
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "status_view.h"
-
-void status_view_duration (double seconds, char *buf, size_t size)
-{
-    long long s = seconds > 0 && isfinite (seconds) ? (long long) seconds : 0;
-    if (s < 60)
-        snprintf (buf, size, "%llds", s);
-    else if (s < 3600)
-        snprintf (buf, size, "%lldm%02llds", s / 60, s % 60);
-    else if (s < 86400)
-        snprintf (buf, size, "%lldh%02lldm", s / 3600, s % 3600 / 60);
-    else
-        snprintf (buf, size, "%lldd%lldh", s / 86400, s % 86400 / 3600);
-}
+#include "wallclock.h"
 
 /* The first of the keys that o holds as a number; -1 when none. */
 static long long num (const json_t *o, const char *k1, const char *k2)
@@ -124,9 +111,9 @@ static void print_header (FILE *f, const json_t *st, const json_t *alloc, double
     char up[32] = "";
     double uptime = real (daemon, "uptime_s", NULL), started = real (daemon, "started", NULL);
     if (uptime >= 0)
-        status_view_duration (uptime, up, sizeof (up));
+        wallclock_format_brief (uptime, up, sizeof (up));
     else if (started > 0)
-        status_view_duration (now - started, up, sizeof (up));
+        wallclock_format_brief (now - started, up, sizeof (up));
     fprintf (f, "%s", server ? server : "berthd");
     if (job)
         fprintf (f, " \u00b7 job %s", job);
@@ -142,7 +129,7 @@ static void print_header (FILE *f, const json_t *st, const json_t *alloc, double
     double left = real (alloc, "time_left_s", NULL);
     if (left >= 0) {
         char lbuf[32];
-        status_view_duration (left, lbuf, sizeof (lbuf));
+        wallclock_format_brief (left, lbuf, sizeof (lbuf));
         fprintf (f, " \u00b7 time left %s", lbuf);
     }
     if (json_is_true (json_object_get (daemon, "draining")))
@@ -233,9 +220,9 @@ static void print_leases (FILE *f, const json_t *leases, double now)
         else if (budget >= 0)
             snprintf (mem, sizeof (mem), "%lld", budget);
         if (age_s >= 0)
-            status_view_duration (age_s, age, sizeof (age));
+            wallclock_format_brief (age_s, age, sizeof (age));
         else if (granted > 0)
-            status_view_duration (now - granted, age, sizeof (age));
+            wallclock_format_brief (now - granted, age, sizeof (age));
         if (owner > 0)
             snprintf (own, sizeof (own), "pid %lld%s%s", owner, holder ? ", " : "",
                       holder ? holder : "");
@@ -263,7 +250,7 @@ static void print_queue (FILE *f, const json_t *queue)
         long long pos = num (q, "position", NULL);
         double w = real (q, "waited_s", NULL);
         if (w >= 0)
-            status_view_duration (w, waited, sizeof (waited));
+            wallclock_format_brief (w, waited, sizeof (waited));
         const char *label = str (q, "label", NULL), *why = str (q, "why", NULL);
         const char *need = str (q, "needs", NULL);
         fprintf (f, "%-8lld %-20s %-30s %-8s %s\n", pos > 0 ? pos : (long long) i + 1,

@@ -12,7 +12,4 @@
  * else with '#' and '.'. Members the status lacks are left out. */
 void status_view_print (FILE *f, const json_t *status, double now, bool unicode);
 
-/* "3m10s", "1h12m", "2d4h", "0s"; negative is "0s". */
-void status_view_duration (double seconds, char *buf, size_t size);
-
 #endif

@@ -29,13 +29,21 @@ void watch_tally_add (struct watch_tally *t, const char *kind, double time)
         t->refused++;
 }
 
-double watch_tally_rate (const struct watch_tally *t, double now)
+/* The seconds the rate looks back: the window, or the watch's age when
+ * that is shorter, at least 1 s. */
+static double rate_span (const struct watch_tally *t, double now)
 {
     double span = now - t->start;
     if (span > WATCH_RATE_WINDOW)
         span = WATCH_RATE_WINDOW;
     if (span < 1.0)
         span = 1.0;
+    return span;
+}
+
+double watch_tally_rate (const struct watch_tally *t, double now)
+{
+    double span = rate_span (t, now);
     int count = 0;
     for (int i = 0; i < t->n; i++) {
         double g = t->grants[i];
@@ -52,10 +60,7 @@ void watch_tally_print (FILE *f, const struct watch_tally *t, double now)
     struct tm tm;
     if (localtime_r (&s, &tm))
         strftime (since, sizeof (since), "%H:%M:%S", &tm);
-    double span = now - t->start;
-    int window = span < WATCH_RATE_WINDOW ? (int) (span < 1 ? 1 : span)
-                                          : (int) WATCH_RATE_WINDOW;
     fprintf (f, "since %s: %ld granted, %ld waited, %ld released, %ld refused"
              " \u00b7 %.1f grants/s (last %d s)\n", since, t->granted, t->waited,
-             t->released, t->refused, watch_tally_rate (t, now), window);
+             t->released, t->refused, watch_tally_rate (t, now), (int) rate_span (t, now));
 }

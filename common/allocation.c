@@ -1,6 +1,5 @@
 /* Allocation discovery: system selection, Slurm liveness, nodes, cores,
  * GPUs and memory, as 40-allocation.md says. */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,6 +13,7 @@
 #include "idset.h"
 #include "memory.h"
 #include "run_command.h"
+#include "text.h"
 #include "topology.h"
 
 extern char **environ;
@@ -50,11 +50,8 @@ static const char *system_name (enum berth_system s)
 /* A variable of the environment; empty counts as unset. */
 static const char *getvar (const struct ctx *c, const char *name)
 {
-    size_t n = strlen (name);
-    for (char *const *e = c->envp; e && *e; e++)
-        if (!strncmp (*e, name, n) && (*e)[n] == '=')
-            return (*e)[n + 1] ? *e + n + 1 : NULL;
-    return NULL;
+    const char *v = run_command_env (c->envp, name);
+    return v && *v ? v : NULL;
 }
 
 static void warn (struct ctx *c, const char *fmt, ...)
@@ -141,14 +138,6 @@ static int parse_count (const char *text, int *n)
         return -1;
     *n = (int) v;
     return 0;
-}
-
-static void first_line (const char *text, char *buf, size_t size)
-{
-    text += strspn (text, " \t\r\n");
-    snprintf (buf, size, "%.*s", (int) strcspn (text, "\r\n"), text);
-    for (size_t n = strlen (buf); n && isspace ((unsigned char) buf[n - 1]);)
-        buf[--n] = '\0';
 }
 
 static int query (struct ctx *c, const char *const *argv, char **out,
@@ -245,7 +234,7 @@ static int query_liveness (struct ctx *c, const char *job, berth_error_t *err)
     char *out, state[128], msg[2048], ubuf[32];
     berth_error_t qerr, uerr;
     if (query (c, state_argv, &out, &qerr) == 0) {
-        first_line (out, state, sizeof (state));
+        text_first_line (out, state, sizeof (state));
         free (out);
         if (!strcmp (state, "RUNNING") || !strcmp (state, "CONFIGURING")
             || !strcmp (state, "RESIZING"))
@@ -377,7 +366,7 @@ static int squeue_node_count (struct ctx *c, const char *job, int *count,
         return errprefix (err, "cannot tell how many nodes Slurm job %s has "
                           "(no SLURM_JOB_NUM_NODES, SLURM_NNODES or node list "
                           "in the environment): ", job);
-    first_line (out, line, sizeof (line));
+    text_first_line (out, line, sizeof (line));
     free (out);
     if (parse_count (line, count) < 0)
         return errprintf (err, "cannot tell how many nodes Slurm job %s has: "

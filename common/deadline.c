@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "deadline.h"
+#include "text.h"
 #include "wallclock.h"
 
 const char *deadline_policy_name (enum deadline_policy p)
@@ -43,15 +44,6 @@ int deadline_parse_epoch (const char *text, double *end)
     return 0;
 }
 
-/* The first line, trimmed, into buf. */
-static void first_line (const char *text, char *buf, size_t size)
-{
-    text += strspn (text, " \t\r\n");
-    snprintf (buf, size, "%.*s", (int) strcspn (text, "\r\n"), text);
-    for (size_t n = strlen (buf); n && isspace ((unsigned char) buf[n - 1]);)
-        buf[--n] = '\0';
-}
-
 /* Local broken-down time -> Unix seconds; the whole text must be used. */
 static int local_time (const char *text, const char *format, double *out)
 {
@@ -71,7 +63,7 @@ static int local_time (const char *text, const char *format, double *out)
 int deadline_parse_squeue (const char *text, double *end, berth_error_t *err)
 {
     char line[128];
-    first_line (text ? text : "", line, sizeof (line));
+    text_first_line (text ? text : "", line, sizeof (line));
     if (!line[0])
         return errprintf (err, "squeue printed no end time (the job is not listed)");
     if (!strcasecmp (line, "N/A") || !strcasecmp (line, "Unknown")
@@ -100,7 +92,7 @@ static bool qstat_value (const char *text, const char *key, char *buf, size_t si
             continue;
         s++;
         s += strspn (s, " \t");
-        first_line (s, buf, size);
+        text_first_line (s, buf, size);
         return true;
     }
     return false;
@@ -127,19 +119,6 @@ int deadline_parse_qstat (const char *text, double *end, berth_error_t *err)
     return 0;
 }
 
-void deadline_format_left (double seconds, char *buf, size_t size)
-{
-    long long s = seconds > 0 ? (long long) seconds : 0;
-    if (s < 60)
-        snprintf (buf, size, "%llds", s);
-    else if (s < 3600)
-        snprintf (buf, size, "%lldm%02llds", s / 60, s % 60);
-    else if (s < 86400)
-        snprintf (buf, size, "%lldh%02lldm", s / 3600, s % 3600 / 60);
-    else
-        snprintf (buf, size, "%lldd%lldh", s / 86400, s % 86400 / 3600);
-}
-
 int deadline_check (double now, double end, double duration, const char *label,
                     char *msg, size_t size)
 {
@@ -149,9 +128,9 @@ int deadline_check (double now, double end, double duration, const char *label,
         return 0;
     }
     char need[32], left[32], over[32];
-    deadline_format_left (duration, need, sizeof (need));
-    deadline_format_left (end - now, left, sizeof (left));
-    deadline_format_left (now + duration - end, over, sizeof (over));
+    wallclock_format_brief (duration, need, sizeof (need));
+    wallclock_format_brief (end - now, left, sizeof (left));
+    wallclock_format_brief (now + duration - end, over, sizeof (over));
     snprintf (msg, size, "%s%s%s states a duration of %s (%.0f s) but the "
               "allocation ends in %s: it would run %s past the end; shorten the "
               "step, give a smaller duration, or run it in a later allocation",

@@ -37,9 +37,6 @@ int deadline_parse_qstat (const char *text, double *end, berth_error_t *err);
 int deadline_check (double now, double end, double duration, const char *label,
                     char *msg, size_t size);
 
-/* "4h48m", "12m05s", "2d3h", "0s" (negative is "0s"). */
-void deadline_format_left (double seconds, char *buf, size_t size);
-
 /* ---- deadline_query.c: the edges ---- */
 
 /* Where the end was learnt, for status: "SLURM_JOB_END_TIME", "squeue",

@@ -9,18 +9,9 @@
 
 extern char **environ;
 
-static const char *env_get (char *const *envp, const char *name)
-{
-    size_t n = strlen (name);
-    for (size_t i = 0; envp && envp[i]; i++)
-        if (!strncmp (envp[i], name, n) && envp[i][n] == '=')
-            return envp[i] + n + 1;
-    return NULL;
-}
-
 int deadline_from_env (char *const *envp, double *end, struct deadline_source *src)
 {
-    const char *v = env_get (envp ? envp : environ, "SLURM_JOB_END_TIME");
+    const char *v = run_command_env (envp ? envp : environ, "SLURM_JOB_END_TIME");
     if (!v || deadline_parse_epoch (v, end) < 0)
         return 0;
     snprintf (src->name, sizeof (src->name), "SLURM_JOB_END_TIME");

@@ -68,8 +68,6 @@ static int parse_number (const char *s, const char *e, const char *item,
     return 0;
 }
 
-/* Append every name of `rest` (brackets still to expand) prefixed by
- * `done`. `item` is the whole item, for messages. */
 /* v in decimal, zero-padded to width, with its NUL: what "%0*ld" writes,
  * without printf's cost for each of 10,000 names. Returns the length. */
 static int format_padded (char *out, long v, int width)
@@ -89,6 +87,8 @@ static int format_padded (char *out, long v, int width)
     return len;
 }
 
+/* Append every name of `rest` (brackets still to expand) prefixed by
+ * `done`. `item` is the whole item, for messages. */
 static int expand_rest (const char *done, size_t donelen, const char *rest,
                         const char *item, struct names *out,
                         berth_error_t *err)

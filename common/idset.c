@@ -1,8 +1,8 @@
 /* Id sets as text: ranges ("2-4,6") and hex masks ("0x3"). */
 #include <ctype.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,8 +158,6 @@ int idlist_parse (const char *text, int **ids, int *count, berth_error_t *err)
     *ids = v;
     return 0;
 }
-
-
 
 /* Appends to a bounded buffer and counts what the full text needs. */
 struct sbuf {

@@ -23,7 +23,7 @@ struct buf {
     size_t len, cap;
 };
 
-static const char *env_value (char *const *envp, const char *name)
+const char *run_command_env (char *const *envp, const char *name)
 {
     size_t n = strlen (name);
     for (; envp && *envp; envp++)
@@ -160,7 +160,7 @@ int run_command (const char *const *argv, char *const *envp, double timeout_s,
     if (!envp)
         envp = environ;
     command_text (argv, cmd, sizeof (cmd));
-    const char *path = env_value (envp, "PATH");
+    const char *path = run_command_env (envp, "PATH");
     if (!path)
         path = "/usr/bin:/bin";
     char *prog = find_program (argv[0], path);

@@ -24,4 +24,8 @@ int run_command (const char *const *argv, char *const *envp, double timeout_s,
 
 void run_output_free (struct run_output *res);
 
+/* The value of NAME in envp ("NAME=value" strings, NULL-terminated; NULL
+ * envp holds nothing), or NULL when it is not there. */
+const char *run_command_env (char *const *envp, const char *name);
+
 #endif

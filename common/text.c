@@ -1,5 +1,6 @@
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "text.h"
@@ -27,4 +28,12 @@ char *text_trim_dup (const char *text)
         return NULL;
     }
     return strndup (text, n);
+}
+
+void text_first_line (const char *text, char *buf, size_t size)
+{
+    text += strspn (text, " \t\r\n");
+    snprintf (buf, size, "%.*s", (int) strcspn (text, "\r\n"), text);
+    for (size_t n = strlen (buf); n && isspace ((unsigned char) buf[n - 1]);)
+        buf[--n] = '\0';
 }

@@ -11,4 +11,7 @@ void text_trim_span (const char **start, size_t *len);
  * when the copy fails). */
 char *text_trim_dup (const char *text);
 
+/* The first line of text (a command's output), trimmed, into buf. */
+void text_first_line (const char *text, char *buf, size_t size);
+
 #endif

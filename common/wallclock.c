@@ -1,5 +1,6 @@
 /* Wall-clock parsing, comparison and capping. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "wallclock.h"
@@ -48,6 +49,19 @@ const char *wallclock_format (long long seconds, char *buf, size_t size)
     snprintf (buf, size, "%02lld:%02lld:%02lld", seconds / 3600,
               seconds / 60 % 60, seconds % 60);
     return buf;
+}
+
+void wallclock_format_brief (double seconds, char *buf, size_t size)
+{
+    long long s = seconds > 0 && isfinite (seconds) ? (long long) seconds : 0;
+    if (s < 60)
+        snprintf (buf, size, "%llds", s);
+    else if (s < 3600)
+        snprintf (buf, size, "%lldm%02llds", s / 60, s % 60);
+    else if (s < 86400)
+        snprintf (buf, size, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+    else
+        snprintf (buf, size, "%lldd%lldh", s / 86400, s % 86400 / 3600);
 }
 
 const char *cap_wall_time (const char *desired, const char *max)

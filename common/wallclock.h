@@ -17,6 +17,10 @@ int wallclock_compare (const char *a, const char *b, int *cmp);
 /* Format seconds as HH:MM:SS (at least two hour digits) into buf. */
 const char *wallclock_format (long long seconds, char *buf, size_t size);
 
+/* A duration for people: "59s", "3m10s", "4h48m", "2d3h"; negative or not
+ * finite is "0s". */
+void wallclock_format_brief (double seconds, char *buf, size_t size);
+
 /* The desired wall time capped at max: max only when both are non-empty, both
  * parse and desired is longer; otherwise desired itself (which may be NULL). */
 const char *cap_wall_time (const char *desired, const char *max);

@@ -108,20 +108,6 @@ START_TEST (qstat_text)
 }
 END_TEST
 
-START_TEST (format_left)
-{
-    char buf[32];
-    deadline_format_left (4 * 3600 + 48 * 60 + 59, buf, sizeof (buf));
-    ck_assert_str_eq (buf, "4h48m");
-    deadline_format_left (725, buf, sizeof (buf));
-    ck_assert_str_eq (buf, "12m05s");
-    deadline_format_left (2 * 86400 + 3 * 3600, buf, sizeof (buf));
-    ck_assert_str_eq (buf, "2d3h");
-    deadline_format_left (-3, buf, sizeof (buf));
-    ck_assert_str_eq (buf, "0s");
-}
-END_TEST
-
 START_TEST (check)
 {
     char msg[512];
@@ -245,7 +231,6 @@ int main (void)
     tcase_add_test (tc, epoch);
     tcase_add_test (tc, squeue_text);
     tcase_add_test (tc, qstat_text);
-    tcase_add_test (tc, format_left);
     tcase_add_test (tc, check);
     tcase_add_test (tc, from_env);
     tcase_add_test (tc, query);

@@ -129,6 +129,16 @@ START_TEST (large_output)
 }
 END_TEST
 
+START_TEST (env_lookup)
+{
+    char *envp[] = { "PATHX=no", "PATH=/bin", "EMPTY=", NULL };
+    ck_assert_str_eq (run_command_env (envp, "PATH"), "/bin");
+    ck_assert_str_eq (run_command_env (envp, "EMPTY"), "");
+    ck_assert_ptr_null (run_command_env (envp, "PAT"));
+    ck_assert_ptr_null (run_command_env (NULL, "PATH"));
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("run_command");
@@ -141,6 +151,7 @@ int main (void)
     tcase_add_test (tc, path_comes_from_the_given_environment);
     tcase_add_test (tc, missing_program);
     tcase_add_test (tc, large_output);
+    tcase_add_test (tc, env_lookup);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

@@ -1,6 +1,5 @@
 /* berth status for people, from recorded status replies. */
 #include <jansson.h>
-#include <math.h>
 #include <string.h>
 
 #include "status_view.h"
@@ -114,22 +113,6 @@ START_TEST (test_one_held_core_shows)
 }
 END_TEST
 
-START_TEST (test_duration)
-{
-    char b[32];
-    static const struct { double s; const char *want; } cases[] = {
-        { 0, "0s" }, { 59.9, "59s" }, { 60, "1m00s" }, { 190.2, "3m10s" }, { 3600, "1h00m" },
-        { 4325, "1h12m" }, { 86400, "1d0h" }, { 200000, "2d7h" }, { -5, "0s" },
-    };
-    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
-        status_view_duration (cases[i].s, b, sizeof (b));
-        ck_assert_str_eq (b, cases[i].want);
-    }
-    status_view_duration (NAN, b, sizeof (b));
-    ck_assert_str_eq (b, "0s");
-}
-END_TEST
-
 int main (void)
 {
     Suite *s = suite_create ("status_view");
@@ -139,7 +122,6 @@ int main (void)
     tcase_add_test (tc, test_tally_from_leases);
     tcase_add_test (tc, test_empty);
     tcase_add_test (tc, test_one_held_core_shows);
-    tcase_add_test (tc, test_duration);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

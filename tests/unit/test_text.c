@@ -23,11 +23,24 @@ START_TEST (trim_span_and_dup)
 }
 END_TEST
 
+START_TEST (first_line)
+{
+    char buf[16];
+    text_first_line ("\n  RUNNING \r\nnext\n", buf, sizeof (buf));
+    ck_assert_str_eq (buf, "RUNNING");
+    text_first_line ("", buf, sizeof (buf));
+    ck_assert_str_eq (buf, "");
+    text_first_line ("a line longer than the buffer", buf, sizeof (buf));
+    ck_assert_str_eq (buf, "a line longer t");
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("text");
     TCase *tc = tcase_create ("text");
     tcase_add_test (tc, trim_span_and_dup);
+    tcase_add_test (tc, first_line);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

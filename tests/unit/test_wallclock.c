@@ -1,3 +1,4 @@
+#include <math.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -84,6 +85,38 @@ START_TEST (cap)
 }
 END_TEST
 
+START_TEST (format_brief)
+{
+    char buf[32];
+    wallclock_format_brief (4 * 3600 + 48 * 60 + 59, buf, sizeof (buf));
+    ck_assert_str_eq (buf, "4h48m");
+    wallclock_format_brief (725, buf, sizeof (buf));
+    ck_assert_str_eq (buf, "12m05s");
+    wallclock_format_brief (2 * 86400 + 3 * 3600, buf, sizeof (buf));
+    ck_assert_str_eq (buf, "2d3h");
+    wallclock_format_brief (-3, buf, sizeof (buf));
+    ck_assert_str_eq (buf, "0s");
+}
+END_TEST
+
+START_TEST (format_brief_cases)
+{
+    char b[32];
+    static const struct { double s; const char *want; } cases[] = {
+        { 0, "0s" }, { 59.9, "59s" }, { 60, "1m00s" }, { 190.2, "3m10s" }, { 3600, "1h00m" },
+        { 4325, "1h12m" }, { 86400, "1d0h" }, { 200000, "2d7h" }, { -5, "0s" },
+    };
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        wallclock_format_brief (cases[i].s, b, sizeof (b));
+        ck_assert_str_eq (b, cases[i].want);
+    }
+    wallclock_format_brief (NAN, b, sizeof (b));
+    ck_assert_str_eq (b, "0s");
+    wallclock_format_brief (INFINITY, b, sizeof (b));
+    ck_assert_str_eq (b, "0s");
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("wallclock");
@@ -93,6 +126,8 @@ int main (void)
     tcase_add_test (tc, compare);
     tcase_add_test (tc, format);
     tcase_add_test (tc, cap);
+    tcase_add_test (tc, format_brief);
+    tcase_add_test (tc, format_brief_cases);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
