@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "idmap.h"
 #include "journal_file.h"
 
@@ -394,23 +395,6 @@ int journal_read (const char *path, struct journal_contents *jc,
 
 /* ---- writing ---- */
 
-static char *record_line (json_t *rec, size_t *len)
-{
-    char *s = rec ? json_dumps (rec, JSON_COMPACT) : NULL;
-    if (!s)
-        return NULL;
-    size_t n = strlen (s);
-    char *line = realloc (s, n + 2);
-    if (!line) {
-        free (s);
-        return NULL;
-    }
-    line[n] = '\n';
-    line[n + 1] = '\0';
-    *len = n + 1;
-    return line;
-}
-
 static int write_all (int fd, const char *buf, size_t len)
 {
     size_t off = 0;
@@ -449,13 +433,13 @@ int journal_append_line (int fd, const char *path, off_t *size,
 int journal_append (int fd, const char *path, off_t *size, json_t *rec,
                     bool *torn, berth_error_t *err)
 {
-    size_t len = 0;
-    char *line = record_line (rec, &len);
+    char *line = proto_line (rec);
     json_decref (rec);
     if (!line)
         return errprintf (err, "out of memory writing to the journal %s",
                           path);
-    int rc = journal_append_line (fd, path, size, line, len, torn, err);
+    int rc = journal_append_line (fd, path, size, line, strlen (line), torn,
+                                  err);
     free (line);
     return rc;
 }
@@ -483,12 +467,12 @@ int journal_rewrite (const char *path, json_t *const *recs, size_t n,
         return errprintf (err, "cannot create %s: %s", tmp, strerror (errno));
     off_t size = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t len = 0;
-        char *line = record_line (recs[i], &len);
+        char *line = proto_line (recs[i]);
         if (!line) {
             errprintf (err, "out of memory writing %s", tmp);
             goto fail;
         }
+        size_t len = strlen (line);
         int rc = write_all (fd, line, len);
         free (line);
         if (rc < 0) {

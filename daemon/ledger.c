@@ -251,8 +251,9 @@ void ledger_destroy (struct ledger *l)
     errno = saved;
 }
 
+/* cores_checked: s has the core ids of a node already checked. */
 static int check_spec (const struct ledger_node_spec *s, int i,
-                       berth_error_t *err)
+                       bool cores_checked, berth_error_t *err)
 {
     if (!s->name || !*s->name)
         return errprintf (err, "node %d has no name", i);
@@ -264,7 +265,7 @@ static int check_spec (const struct ledger_node_spec *s, int i,
     if (s->memory < -1)
         return errprintf (err, "node %s has memory %lld MB: give a figure or "
                           "-1 for unknown", s->name, (long long) s->memory);
-    for (int j = 0; j < s->ncores; j++)
+    for (int j = 0; j < s->ncores && !cores_checked; j++)
         if (s->cores[j] < 0 || s->cores[j] >= MAX_CORE_ID)
             return errprintf (err, "node %s: core id %d is outside 0-%d",
                               s->name, s->cores[j], MAX_CORE_ID - 1);
@@ -326,14 +327,11 @@ struct ledger *ledger_create (const struct ledger_node_spec *nodes,
     }
     int maxid = 0;
     for (int i = 0; i < nnodes; i++) {
-        /* Nodes alike (the usual case) are checked once. */
-        if (i > 0 && same_cores (&nodes[i], &nodes[i - 1])
-            && nodes[i].name && *nodes[i].name && nodes[i].gpus >= 0
-            && nodes[i].gpus <= MAX_GPUS && nodes[i].memory >= -1)
-            continue;
-        if (check_spec (&nodes[i], i, err) < 0)
+        /* Core ids alike (the usual case) are checked once. */
+        bool alike = i > 0 && same_cores (&nodes[i], &nodes[i - 1]);
+        if (check_spec (&nodes[i], i, alike, err) < 0)
             return NULL;
-        for (int j = 0; j < nodes[i].ncores; j++)
+        for (int j = 0; j < nodes[i].ncores && !alike; j++)
             if (nodes[i].cores[j] > maxid)
                 maxid = nodes[i].cores[j];
     }
