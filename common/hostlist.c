@@ -236,6 +236,32 @@ static int split_name (const char *name, int *plen, int *slen, int *width,
     return 1;
 }
 
+bool hostlist_name_follows (const char *a, const char *b)
+{
+    int pa, sa, wa, pb, sb, wb;
+    long na, nb;
+    if (!split_name (a, &pa, &sa, &wa, &na)
+        || !split_name (b, &pb, &sb, &wb, &nb))
+        return false;
+    size_t la = strlen (a), lb = strlen (b);
+    return la == lb && pa == pb && sa == sb && nb == na + 1
+           && !strncmp (a, b, (size_t) pa) && !strcmp (a + la - sa, b + lb - sb);
+}
+
+char *hostlist_range (const char *first, const char *last)
+{
+    int plen, slen, width;
+    long num;
+    char *s = NULL;
+    if (!split_name (first, &plen, &slen, &width, &num))
+        return strdup (first);
+    int digits = (int) strlen (first) - plen - slen;
+    if (asprintf (&s, "%.*s[%.*s-%.*s]%s", plen, first, digits, first + plen,
+                  digits, last + plen, first + plen + digits) < 0)
+        return NULL;
+    return s;
+}
+
 static int cmp_long (const void *a, const void *b)
 {
     long x = *(const long *) a, y = *(const long *) b;

@@ -4,6 +4,8 @@
 #ifndef BERTH_HOSTLIST_H
 #define BERTH_HOSTLIST_H
 
+#include <stdbool.h>
+
 #include "error.h"
 
 /* Expand text into *count names in order (repeats kept). Malformed text
@@ -21,5 +23,16 @@ void hostlist_free (char **names, int count);
  * "nid[001-003],login1". Caller frees *text. */
 int hostlist_compress (const char *const *names, int count, char **text,
                        berth_error_t *err);
+
+/* True when b is the name after a in a host list range: the same text
+ * around the last digit run, as many digits, the number one higher
+ * ("nid0009" -> "nid0010"; not "n9" -> "n10", nor numbers too long for a
+ * range). A run of such names is the range hostlist_range writes. */
+bool hostlist_name_follows (const char *a, const char *b);
+
+/* The range from first to last, names that hostlist_name_follows chained:
+ * "nid[00001-09999]", which hostlist_expand reads back in order. NULL when
+ * out of memory. */
+char *hostlist_range (const char *first, const char *last);
 
 #endif

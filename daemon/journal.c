@@ -314,35 +314,9 @@ static int specs_from_alloc (const struct allocation *a, struct specs *s,
 
 /* The start record keeps the ledger's nodes as groups: a run of nodes in
  * ledger order with the same cores, GPUs and memory whose names count up
- * one by one ("nid[00001-09999]"), so that 10,000 alike nodes cost one short
- * line, not 10,000 objects, at every start and compaction. */
-
-/* b is a's successor: the same text around the last digit run, the same
- * width, the number one higher. */
-static bool name_follows (const char *a, const char *b)
-{
-    size_t la = strlen (a), lb = strlen (b);
-    if (la != lb)
-        return false;
-    size_t end = la;
-    while (end > 0 && !(a[end - 1] >= '0' && a[end - 1] <= '9'))
-        end--;
-    size_t beg = end;
-    while (beg > 0 && a[beg - 1] >= '0' && a[beg - 1] <= '9')
-        beg--;
-    if (beg == end || end - beg > 18 || strncmp (a, b, beg) != 0
-        || strcmp (a + end, b + end) != 0)
-        return false;
-    long long na = 0, nb = 0;
-    for (size_t i = beg; i < end; i++) {
-        if (!(b[i] >= '0' && b[i] <= '9'))
-            return false;
-        na = na * 10 + (a[i] - '0');
-        nb = nb * 10 + (b[i] - '0');
-    }
-    return nb == na + 1;
-}
-
+ * one by one (hostlist_name_follows; written as "nid[00001-09999]"), so that
+ * 10,000 alike nodes cost one short line, not 10,000 objects, at every
+ * start and compaction. */
 static bool same_shape (const struct ledger_node_spec *a,
                         const struct ledger_node_spec *b)
 {
@@ -352,29 +326,13 @@ static bool same_shape (const struct ledger_node_spec *a,
                || !memcmp (a->cores, b->cores, a->ncores * sizeof (int)));
 }
 
-/* The names of a run that name_follows built: "nid[00001-09999]". */
-static char *run_names (const char *first, const char *last)
-{
-    size_t len = strlen (first), end = len;
-    while (end > 0 && !(first[end - 1] >= '0' && first[end - 1] <= '9'))
-        end--;
-    size_t beg = end;
-    while (beg > 0 && first[beg - 1] >= '0' && first[beg - 1] <= '9')
-        beg--;
-    char *s = NULL;
-    if (asprintf (&s, "%.*s[%.*s-%.*s]%s", (int) beg, first, (int) (end - beg),
-                  first + beg, (int) (end - beg), last + beg, first + end) < 0)
-        return NULL;
-    return s;
-}
-
 static json_t *node_group (const struct specs *s, int first, int count)
 {
     const struct ledger_node_spec *v = &s->v[first];
     size_t cap = (size_t) v->ncores * 9 + 1;
     char *ids = malloc (cap);
-    char *names = count == 1 ? strdup (v->name)
-                             : run_names (v->name, s->v[first + count - 1].name);
+    const char *last = s->v[first + count - 1].name;
+    char *names = count == 1 ? strdup (v->name) : hostlist_range (v->name, last);
     json_t *g = NULL;
     if (ids && names && idset_format (v->cores, v->ncores, ids, cap) >= 0)
         g = json_pack ("{s:s s:i s:s s:i s:I}", "names", names, "count",
@@ -391,7 +349,8 @@ static json_t *node_groups (const struct specs *s)
     for (int i = 0; groups && i < s->n;) {
         int k = 1;
         while (i + k < s->n && same_shape (&s->v[i], &s->v[i + k])
-               && name_follows (s->v[i + k - 1].name, s->v[i + k].name))
+               && hostlist_name_follows (s->v[i + k - 1].name,
+                                         s->v[i + k].name))
             k++;
         if (json_array_append_new (groups, node_group (s, i, k)) < 0) {
             json_decref (groups);

@@ -601,7 +601,9 @@ def test_full_tmpfs():
 def test_node_groups():
     """Alike nodes whose names count up are one group of the start record;
     a restart maps the groups back onto the allocation's nodes in order."""
-    names = [HOST, "nid9", "nid10", "nid000011", "nid000012", "nid000013", "x1b", "login"]
+    # (numbers of more than 9 digits cannot stand in a host list range)
+    names = [HOST, "nid9", "nid10", "nid000011", "nid000012", "nid000013", "x1b", "login",
+             "r100000000001", "r100000000002"]
     tmp = tempfile.mkdtemp(prefix="berthd-groups-")
     env = slurm_env(tmp, extra={"SLURM_JOB_NODELIST": ",".join(names),
                                 "SLURM_JOB_NUM_NODES": str(len(names))})
@@ -610,8 +612,9 @@ def test_node_groups():
         start = json.loads(journal_lines(d)[0])
         groups = [(g["names"], g["count"]) for g in start["nodes"]]
         t.check(groups == [(HOST, 1), ("nid9", 1), ("nid10", 1), ("nid[000011-000013]", 3), ("x1b", 1),
-                           ("login", 1)],
-                "the start record groups only runs that count up with one width", str(groups))
+                           ("login", 1), ("r100000000001", 1), ("r100000000002", 1)],
+                "the start record groups only runs that count up with one width, in host list range",
+                str(groups))
         c = d.client()
         wide = c.request("acquire", ntasks=3, cpus_per_task=100, detach=True, label="wide")
         held = [c.request("acquire", cores=60, detach=True, label=f"h{i}") for i in range(6)]

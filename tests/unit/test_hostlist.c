@@ -148,6 +148,38 @@ START_TEST (compress_rejects_unlistable_names)
 }
 END_TEST
 
+START_TEST (name_follows_and_range)
+{
+    ck_assert (hostlist_name_follows ("nid0009", "nid0010"));
+    ck_assert (hostlist_name_follows ("x1y", "x2y"));
+    ck_assert (hostlist_name_follows ("r1n098", "r1n099"));
+    ck_assert (!hostlist_name_follows ("n9", "n10"));          /* widths */
+    ck_assert (!hostlist_name_follows ("nid0010", "nid0009"));
+    ck_assert (!hostlist_name_follows ("nid0009", "nid0011"));
+    ck_assert (!hostlist_name_follows ("a1", "b2"));
+    ck_assert (!hostlist_name_follows ("x1y", "x2z"));
+    ck_assert (!hostlist_name_follows ("login", "login"));
+    /* a range of numbers too long for hostlist_expand is no range */
+    ck_assert (!hostlist_name_follows ("r100000000001", "r100000000002"));
+    const char *runs[][2] = { { "nid00001", "nid09999" }, { "x1y", "x3y" },
+                              { "r1n098", "r1n101" } };
+    const char *want[] = { "nid[00001-09999]", "x[1-3]y", "r1n[098-101]" };
+    for (int i = 0; i < 3; i++) {
+        char *text = hostlist_range (runs[i][0], runs[i][1]);
+        ck_assert_str_eq (text, want[i]);
+        char **names;
+        int n;
+        ck_assert_int_eq (hostlist_expand (text, &names, &n, NULL), 0);
+        ck_assert_str_eq (names[0], runs[i][0]);
+        ck_assert_str_eq (names[n - 1], runs[i][1]);
+        for (int k = 1; k < n; k++)
+            ck_assert (hostlist_name_follows (names[k - 1], names[k]));
+        hostlist_free (names, n);
+        free (text);
+    }
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("hostlist");
@@ -158,6 +190,7 @@ int main (void)
     tcase_add_test (tc, compress_groups);
     tcase_add_test (tc, compress_round_trips);
     tcase_add_test (tc, compress_rejects_unlistable_names);
+    tcase_add_test (tc, name_follows_and_range);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
