@@ -405,24 +405,10 @@ def test_rendering():
 
 
 def main():
-    d = Daemon()
-    try:
-        d.start()
-        for fn in (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining,
-                   test_pipelined_slow_reader, test_grant_to_waiting_client, test_release_rules,
-                   test_status_json, test_hello_render, test_other_uid):
-            fn(d)
-        t.check(d.alive(), "berthd is still running", d.stderr())
-    except Exception as e:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        t.check(False, "no exception", repr(e) + " " + d.stderr())
-    finally:
-        d.cleanup()
-    try:
-        test_rendering()
-    except Exception as e:  # noqa: BLE001
-        t.check(False, "test_rendering raised no exception", repr(e))
+    t.run_on(Daemon(), (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining,
+                        test_pipelined_slow_reader, test_grant_to_waiting_client, test_release_rules,
+                        test_status_json, test_hello_render, test_other_uid))
+    t.run_each((test_rendering,))
     t.finish()
 
 
