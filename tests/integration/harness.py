@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 BERTHD = os.environ.get("BERTHD", "")
 HOST = socket.gethostname().split(".")[0]
@@ -34,6 +35,30 @@ class Checks:
             self.failed += 1
             print(f"FAIL: {what}" + (f": {detail}" if detail else ""), flush=True)
         return cond
+
+    def run_on(self, d, tests):
+        """Start berthd d, run each test(d) on it in turn and check that it
+        still serves; an exception fails the run. Cleans d up."""
+        try:
+            d.start()
+            for fn in tests:
+                fn(d)
+            self.check(d.alive(), "berthd is still running", d.stderr())
+        except Exception as e:  # noqa: BLE001
+            traceback.print_exc()
+            self.check(False, "no exception", repr(e) + " " + d.stderr())
+        finally:
+            d.cleanup()
+
+    def run_each(self, tests):
+        """Run each test() (each with its own berthd): an exception fails
+        that test and the next one still runs."""
+        for fn in tests:
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001
+                traceback.print_exc()
+                self.check(False, f"{fn.__name__} raised no exception", repr(e))
 
     def finish(self):
         for rep in SANITIZER_REPORTS:
@@ -129,6 +154,18 @@ class Daemon:
 
     def client(self, timeout=30):
         return Client(self.sock, timeout)
+
+
+def with_srun(d):
+    """A Slurm 22.05 srun (which places: SCHEDULER) on the PATH of berthd d,
+    so that berthd renders launches; returns d."""
+    bindir = os.path.join(d.dir, "bin")
+    os.mkdir(bindir)
+    with open(os.path.join(bindir, "srun"), "w") as f:
+        f.write("#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 22.05.8'\nexit 0\n")
+    os.chmod(os.path.join(bindir, "srun"), 0o755)
+    d.env["PATH"] = bindir + ":" + d.env["PATH"]
+    return d
 
 
 def connectable(path):

@@ -212,20 +212,12 @@ def test_timeouts_and_cancel(d):
         x.close()
 
 
+def settled(d):
+    wait_until(lambda: not status(d)["leases"])
+
+
 def main():
-    d = Daemon()
-    try:
-        d.start()
-        test_many(d)
-        test_killed_client(d)
-        wait_until(lambda: not status(d)["leases"])
-        test_waiting(d)
-        test_timeouts_and_cancel(d)
-        t.check(d.alive(), "berthd is still running", d.stderr())
-    except Exception as e:  # noqa: BLE001
-        t.check(False, "no exception", repr(e) + " " + d.stderr())
-    finally:
-        d.cleanup()
+    t.run_on(Daemon(), (test_many, test_killed_client, settled, test_waiting, test_timeouts_and_cancel))
     t.finish()
 
 

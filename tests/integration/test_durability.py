@@ -657,14 +657,8 @@ def test_node_groups():
 
 
 def main():
-    for fn in (test_node_groups, test_reclaim, test_holder_gone, test_damaged_journal, test_full_disk, test_full_tmpfs,
-               test_compaction_restart, test_busy_crash, test_hundred_thousand):
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001
-            import traceback
-            traceback.print_exc()
-            t.check(False, f"{fn.__name__} raised no exception", repr(e))
+    t.run_each((test_node_groups, test_reclaim, test_holder_gone, test_damaged_journal, test_full_disk, test_full_tmpfs,
+                test_compaction_restart, test_busy_crash, test_hundred_thousand))
     t.finish()
 
 

@@ -463,25 +463,8 @@ def test_trickle_halfclose_idle(d):
 
 
 def main():
-    d = Daemon()
-    try:
-        d.start()
-        test_killed_clients(d)
-        test_trickle_halfclose_idle(d)
-        t.check(d.alive(), "berthd is still running", d.stderr())
-    except Exception as e:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        t.check(False, "no exception", repr(e) + " " + d.stderr())
-    finally:
-        d.cleanup()
-    for fn in (test_never_reads, test_big_history, test_daemon_killed_under_load):
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001
-            import traceback
-            traceback.print_exc()
-            t.check(False, f"{fn.__name__} raised no exception", repr(e))
+    t.run_on(Daemon(), (test_killed_clients, test_trickle_halfclose_idle))
+    t.run_each((test_never_reads, test_big_history, test_daemon_killed_under_load))
     t.finish()
 
 

@@ -326,25 +326,8 @@ def test_socket_paths():
 
 
 def main():
-    d = Daemon()
-    try:
-        d.start()
-        test_wrong_types(d)
-        test_absurd_numbers(d)
-        test_raw(d)
-        t.check(d.alive(), "berthd is still running", d.stderr())
-    except Exception as e:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        t.check(False, "no exception", repr(e) + " " + d.stderr())
-    finally:
-        d.cleanup()
-    try:
-        test_socket_paths()
-    except Exception as e:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        t.check(False, "test_socket_paths raised no exception", repr(e))
+    t.run_on(Daemon(), (test_wrong_types, test_absurd_numbers, test_raw))
+    t.run_each((test_socket_paths,))
     t.finish()
 
 

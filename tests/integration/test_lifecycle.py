@@ -321,14 +321,8 @@ def test_systemd():
 
 
 def main():
-    for fn in (test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env,
-               test_crash_recovery, test_systemd):
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001
-            import traceback
-            traceback.print_exc()
-            t.check(False, f"{fn.__name__} raised no exception", repr(e))
+    t.run_each((test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env,
+                test_crash_recovery, test_systemd))
     t.finish()
 
 

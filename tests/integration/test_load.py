@@ -192,28 +192,20 @@ def test_many_grants(d):
           f"berthd RSS {rss0} -> {rss1} KiB, descriptors {fds0} -> {fds1}", flush=True)
 
 
+def test_raised_limit(d):
+    with open(f"/proc/{d.proc.pid}/limits") as f:
+        soft = [ln for ln in f if ln.startswith("Max open files")][0].split()[3]
+    t.check(int(soft) >= NCLIENTS + 64, f"berthd raised its descriptor limit ({soft})")
+
+
 def main():
     global NCLIENTS
     limit = raise_nofile(NCLIENTS + 256)
     if limit < NCLIENTS + 64:
         print(f"only {limit} descriptors allowed: {limit - 64} clients instead of {NCLIENTS}")
         NCLIENTS = limit - 64
-    d = Daemon(args=["--max-connections", str(NCLIENTS + 100)])
-    try:
-        d.start()
-        pid = d.proc.pid
-        with open(f"/proc/{pid}/limits") as f:
-            soft = [ln for ln in f if ln.startswith("Max open files")][0].split()[3]
-        t.check(int(soft) >= NCLIENTS + 64, f"berthd raised its descriptor limit ({soft})")
-        test_many_clients(d)
-        test_many_grants(d)
-        t.check(d.alive(), "berthd is still running", d.stderr())
-    except Exception as e:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        t.check(False, "no exception", repr(e) + " " + d.stderr())
-    finally:
-        d.cleanup()
+    t.run_on(Daemon(args=["--max-connections", str(NCLIENTS + 100)]),
+             (test_raised_limit, test_many_clients, test_many_grants))
     t.finish()
 
 

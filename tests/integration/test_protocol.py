@@ -15,7 +15,7 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import CORES_PER_NODE, NODES, Checks, Daemon, status  # noqa: E402
+from harness import CORES_PER_NODE, NODES, Checks, Daemon, status, with_srun  # noqa: E402
 
 t = Checks()
 
@@ -369,13 +369,7 @@ def test_rendering():
     """With a Slurm that places (22.05: SCHEDULER), a grant carries its launch."""
     d = Daemon()
     try:
-        bindir = os.path.join(d.dir, "bin")
-        os.mkdir(bindir)
-        with open(os.path.join(bindir, "srun"), "w") as f:
-            f.write("#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 22.05.8'\nexit 0\n")
-        os.chmod(os.path.join(bindir, "srun"), 0o755)
-        d.env["PATH"] = bindir + ":" + d.env["PATH"]
-        d.start()
+        with_srun(d).start()
         c = d.client()
         s = c.request("status")
         t.check(s["allocation"]["placement_support"] == "SCHEDULER" and s["allocation"]["layout"] == "scheduler",
@@ -405,24 +399,10 @@ def test_rendering():
 
 
 def main():
-    d = Daemon()
-    try:
-        d.start()
-        for fn in (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining,
-                   test_pipelined_slow_reader, test_grant_to_waiting_client, test_release_rules,
-                   test_status_json, test_hello_render, test_other_uid):
-            fn(d)
-        t.check(d.alive(), "berthd is still running", d.stderr())
-    except Exception as e:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        t.check(False, "no exception", repr(e) + " " + d.stderr())
-    finally:
-        d.cleanup()
-    try:
-        test_rendering()
-    except Exception as e:  # noqa: BLE001
-        t.check(False, "test_rendering raised no exception", repr(e))
+    t.run_on(Daemon(), (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining,
+                        test_pipelined_slow_reader, test_grant_to_waiting_client, test_release_rules,
+                        test_status_json, test_hello_render, test_other_uid))
+    t.run_each((test_rendering,))
     t.finish()
 
 

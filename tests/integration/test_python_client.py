@@ -23,7 +23,7 @@ EXAMPLE = os.path.join(TOP, "contrib", "examples", "polaris_suite.py")
 sys.path.insert(0, HERE)
 sys.path.insert(0, PYDIR)
 import berth  # noqa: E402
-from harness import CORES_PER_NODE, NODES, Checks, Daemon, slurm_env, status  # noqa: E402
+from harness import CORES_PER_NODE, NODES, Checks, Daemon, slurm_env, status, with_srun  # noqa: E402
 
 ALL = CORES_PER_NODE * len(NODES)
 t = Checks()
@@ -299,17 +299,6 @@ def test_localhost():
         t.check(not status(d)["leases"], "leaving nothing held")
     finally:
         d.cleanup()
-
-
-def with_srun(d):
-    """A Slurm 22.05 srun on PATH, so that berthd renders launches."""
-    bindir = os.path.join(d.dir, "bin")
-    os.mkdir(bindir)
-    with open(os.path.join(bindir, "srun"), "w") as f:
-        f.write("#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 22.05.8'\nexit 0\n")
-    os.chmod(os.path.join(bindir, "srun"), 0o755)
-    d.env["PATH"] = bindir + ":" + d.env["PATH"]
-    return d
 
 
 test_package()

@@ -360,14 +360,8 @@ def test_sigterm_drain():
 
 
 def main():
-    for fn in (test_notify, test_socket_activation, test_kept_socket_across_crash, test_journal_stream, test_sighup,
-               test_sigterm_drain):
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001
-            import traceback
-            traceback.print_exc()
-            t.check(False, f"{fn.__name__} raised no exception", repr(e))
+    t.run_each((test_notify, test_socket_activation, test_kept_socket_across_crash, test_journal_stream, test_sighup,
+                test_sigterm_drain))
     t.finish()
 
 

@@ -245,7 +245,7 @@ def slurmd_done():
 
 
 def why_waited(label):
-    ev = [e for e in events_early if e.get("event") in ("granted", "released")]
+    ev = [e for e in events if e.get("event") in ("granted", "released")]
     labels = {e["lease"]: e.get("label") for e in ev if e["event"] == "granted"}
     grant = next((e for e in ev if e["event"] == "granted" and e.get("label") == label), None)
     if not grant:
@@ -264,10 +264,11 @@ def why_waited(label):
     return f"{label} ({'; '.join(late) or 'no late step found'})"
 
 
-events_early = []
+# berthd's events log (unparsable lines skipped)
+events = []
 for l in read("state/events.jsonl").splitlines():
     try:
-        events_early.append(json.loads(l))
+        events.append(json.loads(l))
     except ValueError:
         pass
 done = slurmd_done() if waited else {}
@@ -275,12 +276,6 @@ check(f"no srun waited (step creation temporarily disabled: {waits})", waits == 
       f"in steps {', '.join(why_waited(w) for w in waited)}" + (" and the job's output" if waits > len(waited) else ""))
 
 # the events log: leases alive at once never share a core id on a node
-events = []
-for l in read("state/events.jsonl").splitlines():
-    try:
-        events.append(json.loads(l))
-    except ValueError:
-        pass
 kinds = {}
 for e in events:
     k = e.get("event") or e.get("type") or "?"
