@@ -205,11 +205,15 @@ static bool in_job_cgroup (const struct ctx *c, const char *job)
 
 static const char *user_name (const struct ctx *c, char *buf, size_t size)
 {
-    /* The account database (getpwuid) is the caller's to read: berthd
-     * passes the name in; the statically linked CLI never queries. */
+    /* The account database (getpwuid) is the caller's to read, and only
+     * now that a query needs it: berthd passes its lookup in; the
+     * statically linked CLI never queries. */
     if (c->env->user)
         return c->env->user;
-    const char *u = getvar (c, "USER");
+    const char *u = c->env->user_lookup ? c->env->user_lookup () : NULL;
+    if (u)
+        return u;
+    u = getvar (c, "USER");
     if (u)
         return u;
     snprintf (buf, size, "%u", (unsigned) getuid ());

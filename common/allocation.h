@@ -44,8 +44,11 @@ struct allocation_env {
                                * PATH) of scheduler queries. NULL: environ */
     const char *hostname;     /* NULL: gethostname(); only the short form
                                * (up to the first dot) is used */
-    const char *user;         /* for `squeue -u`; NULL: $USER, else the
-                               * uid's number */
+    const char *user;         /* for `squeue -u`; NULL: user_lookup's
+                               * answer, else $USER, else the uid's number */
+    const char *(*user_lookup) (void); /* the account database, asked only
+                               * when a query needs the name (NULL: not
+                               * asked; the static CLI links none) */
     const char *sysfs_root;   /* NULL: /sys */
     const char *proc_root;    /* NULL: /proc (self/cgroup, meminfo) */
     const char *cgroup_root;  /* NULL: /sys/fs/cgroup */

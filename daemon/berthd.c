@@ -393,14 +393,20 @@ static void raise_fd_limit (void)
     }
 }
 
+/* Our name in the account database, for a scheduler query (which most
+ * starts never make: the lookup can be slow where accounts come from LDAP). */
+static const char *account_name (void)
+{
+    struct passwd *pw = getpwuid (getuid ());
+    return pw ? pw->pw_name : NULL;
+}
+
 static int start (struct berthd *d, int *code, berth_error_t *err)
 {
     struct machine_options mo = { d->cfg.machine, d->cfg.configs,
                                   d->cfg.compiler };
-    struct allocation_env aenv = { .refuse_stale = true };
-    struct passwd *pw = getpwuid (getuid ());
-    if (pw && pw->pw_name)
-        aenv.user = pw->pw_name;
+    struct allocation_env aenv = { .refuse_stale = true,
+                                   .user_lookup = account_name };
     *code = BERTHD_EXIT_RUNTIME;
     if (machine_load (&mo, &d->machine, err) < 0)
         return -1;

@@ -298,6 +298,35 @@ START_TEST (dead_job_refused_by_the_daemon)
 }
 END_TEST
 
+static int lookups;
+
+static const char *lookup_bob (void)
+{
+    lookups++;
+    return "bob";
+}
+
+/* The account database is asked only when a query names the user. */
+START_TEST (account_looked_up_only_for_a_query)
+{
+    F.env.user = NULL;
+    F.env.user_lookup = lookup_bob;
+    lookups = 0;
+    slurm_job ("nid[000001-000003]");
+    fake_set ("FAKE_MODE=%s", "purged");
+    struct allocation *a = discover ();     /* this host is in the job */
+    ck_assert_int_eq (ncalls (0, NULL, 0), 0);
+    ck_assert_int_eq (lookups, 0);
+    allocation_destroy (a);
+    F.env.hostname = "login01";
+    a = discover ();
+    ck_assert_int_eq (ncalls (0, NULL, 0), 2);
+    ck_assert_str_eq (call (1), "squeue --noheader -u bob -o %i");
+    ck_assert_int_eq (lookups, 1);
+    allocation_destroy (a);
+}
+END_TEST
+
 START_TEST (purged_job_two_calls_then_login)
 {
     slurm_job ("nid[000001-000003]");
@@ -881,6 +910,7 @@ int main (void)
     tcase_add_test (tc, no_record_is_not_live);
     tcase_add_test (tc, dead_job_refused_by_the_daemon);
     tcase_add_test (tc, purged_job_two_calls_then_login);
+    tcase_add_test (tc, account_looked_up_only_for_a_query);
     tcase_add_test (tc, unreachable_scheduler_is_an_error);
     tcase_add_test (tc, hung_scheduler_times_out);
     tcase_add_test (tc, no_squeue_at_all);
