@@ -553,9 +553,10 @@ fail:
  * decoding a request cost. The same format is unpacked leniently instead
  * (every optional output starts NULL), and the object has no other member
  * exactly when its size equals the outputs found; only a request that would
- * be refused is unpacked strictly again, for jansson's own message. */
-/* The lenient pass of unpack_request: 0 when fmt named every member of o,
- * 1 when o has others, -1 when it failed (je says why). */
+ * be refused is unpacked strictly again, for jansson's own message.
+ *
+ * unpack_named is the lenient pass: 0 when fmt named every member of o, 1
+ * when o has others, -1 when it failed (je says why). */
 static int unpack_named (json_t *o, json_error_t *je, const char *fmt,
                          va_list ap)
 {
