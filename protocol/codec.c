@@ -1196,6 +1196,10 @@ int proto_reply_status (const json_t *msg, berth_error_t *err)
                                "berthd sent an error reply without code and message: %s",
                                je.text);
     const char *known = proto_error_code (code);
+    if (!*message)          /* still a reason to give the user */
+        return errprintf_code (err, known ? known : "error",
+                               "berthd refused the request (%s) without "
+                               "saying why", code);
     if (known)
         return errprintf_code (err, known, "%s", message);
     return errprintf_code (err, "error", "%s (%s)", message, code);

@@ -866,6 +866,15 @@ START_TEST (test_error_replies)
     ck_assert_str_eq (out.text, "too many (quota)");
     json_decref (m);
 
+    /* an empty message (found by fuzz_codec): the reason still says something */
+    m = json_pack ("{s:i s:b s:{s:s s:s}}", "id", 2, "ok", 0, "error", "code",
+                   "invalid_request", "message", "");
+    ck_assert_int_eq (proto_reply_status (m, &out), -1);
+    ck_assert_str_eq (out.code, PROTO_ERR_INVALID_REQUEST);
+    ck_assert_str_eq (out.text, "berthd refused the request (invalid_request) "
+                      "without saying why");
+    json_decref (m);
+
     /* no err: internal */
     m = reparse (proto_error_reply (NULL, NULL));
     ck_assert_int_eq (proto_reply_status (m, &out), -1);
