@@ -3,7 +3,7 @@
 # Does nothing when everything is already installed.
 set -euo pipefail
 pkgs=(build-essential clang meson ninja-build pkg-config python3
-      libevent-dev libjansson-dev libsystemd-dev check
+      libevent-dev libjansson-dev libjsmn-dev libsystemd-dev check
       systemd tmux parallel valgrind
       slurmctld slurmd slurm-client munge slurm-wlm-torque)
 missing=()
