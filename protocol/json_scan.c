@@ -15,6 +15,7 @@
 
 #define DECLINE 1
 #define MAX_INTEGER_DIGITS 18   /* always within a 64-bit json_int_t */
+#define MAX_REAL_BYTES 63       /* json_scan_real copies a real to read it */
 
 static bool is_space (char c)
 {
@@ -78,7 +79,7 @@ static int number_kind (const char *p, int n)
     int frac = 0;
     for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++)
         frac++;
-    return frac > 0 && i == n ? JSON_SCAN_REAL : -1;
+    return frac > 0 && i == n && n <= MAX_REAL_BYTES ? JSON_SCAN_REAL : -1;
 }
 
 static int scalar_kind (const char *p, int n)
@@ -239,10 +240,8 @@ int json_scan_real (const struct json_scan *s, int i, double *out)
         return -1;
     /* strtod, as jansson reads reals (in the C locale: berth never sets
      * LC_NUMERIC); the span is copied for its terminating NUL */
-    char buf[64];
+    char buf[MAX_REAL_BYTES + 1];
     int n = t->end - t->start;
-    if (n >= (int) sizeof (buf))
-        return -1;
     memcpy (buf, s->line + t->start, (size_t) n);
     buf[n] = '\0';
     errno = 0;

@@ -25,7 +25,8 @@ enum json_scan_kind {
     JSON_SCAN_ARRAY,
     JSON_SCAN_STRING,             /* no escapes: text is the value itself */
     JSON_SCAN_INTEGER,            /* -?(0|[1-9][0-9]*), at most 18 digits */
-    JSON_SCAN_REAL,               /* with a fraction, no exponent */
+    JSON_SCAN_REAL,               /* with a fraction, no exponent, at most
+                                     63 bytes */
     JSON_SCAN_TRUE,
     JSON_SCAN_FALSE,
     JSON_SCAN_NULL,
