@@ -8,6 +8,7 @@
 
 #include "berth_config.h"
 #include "codec.h"
+#include "request_fast.h"
 
 static const char *const op_names[] = {
     [PROTO_HELLO] = "hello",         [PROTO_ACQUIRE] = "acquire",
@@ -789,6 +790,15 @@ static bool usable_id (const json_t *id)
 
 int proto_decode_request (const char *line, size_t len,
                           struct proto_request *req, berth_error_t *err)
+{
+    /* acquire and release without a jansson tree when they are plain */
+    if (proto_decode_request_fast (line, len, req) == 0)
+        return 0;
+    return proto_decode_request_jansson (line, len, req, err);
+}
+
+int proto_decode_request_jansson (const char *line, size_t len,
+                                  struct proto_request *req, berth_error_t *err)
 {
     json_error_t je;
     json_t *o, *id, *op;

@@ -1,6 +1,9 @@
 /* Fuzz target: the wire codec, both sides. The input is one line as berthd
  * reads it (proto_decode_request) and as a client reads it
  * (proto_parse_message and the reply and event decoders).
+ *  - the fast lane of request decoding (acquire, release) declines the line
+ *    without touching the request, or decodes exactly what the jansson
+ *    path decodes; it never takes a line the jansson path refuses;
  *  - a request that decodes encodes again (proto_encode_request) and that
  *    encoding decodes to the same request: nothing a client can send is
  *    understood differently after one more trip;
@@ -16,6 +19,7 @@
 #include "launcher.h"
 #include "machine.h"
 #include "render.h"
+#include "request_fast.h"
 
 static struct machine *machines[2];
 static struct launcher_caps caps[3];
@@ -76,8 +80,32 @@ static void render_all (const struct proto_render *r)
     }
 }
 
+static void fast_lane_agrees (const uint8_t *data, size_t size)
+{
+    struct proto_request fast, slow, pristine;
+    berth_error_t err;
+    char why[128];
+    memset (&fast, 0x5a, sizeof (fast));
+    memcpy (&pristine, &fast, sizeof (fast));
+    int rf = proto_decode_request_fast ((const char *) data, size, &fast);
+    int rs = proto_decode_request_jansson ((const char *) data, size, &slow, &err);
+    FUZZ_CHECK (rf == 0 || rf == 1, "the fast lane answers 0 or 1, got %d", rf);
+    if (rf == 1)
+        FUZZ_CHECK (!memcmp (&fast, &pristine, sizeof (fast)),
+                    "a declined line leaves the request untouched");
+    else {
+        FUZZ_CHECK (rs == 0, "the fast lane took a line jansson refuses: %s", err.text);
+        FUZZ_CHECK (proto_request_same (&fast, &slow, why, sizeof (why)),
+                    "the fast lane reads the line as jansson does: %s", why);
+        proto_request_free (&fast);
+    }
+    proto_request_free (&slow);
+}
+
 static void request_side (const uint8_t *data, size_t size)
 {
+    fast_lane_agrees (data, size);
+
     struct proto_request req, again;
     berth_error_t err, err2;
     int rc = proto_decode_request ((const char *) data, size, &req, &err);

@@ -1,0 +1,378 @@
+/* request_fast.h: acquire and release decoded from json_scan tokens. Each
+ * check mirrors the jansson path's (codec.c: decode_acquire, decode_lease_op
+ * and the get_* helpers) with the same bounds; where a value would be
+ * refused there, or read by a rule not copied here, this declines instead,
+ * so that the refusal is worded in one place. Everything is checked before
+ * anything is allocated. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_scan.h"
+#include "request_fast.h"
+
+enum field {
+    F_OP, F_ID, F_LEASE,
+    F_NTASKS, F_MIN_TASKS, F_CPT, F_MIN_CPT, F_CORES, F_MIN_CORES,
+    F_GPUS, F_MIN_GPUS, F_GPT, F_MIN_GPT,
+    F_MEMORY, F_MIN_MEMORY, F_SPAN, F_LOCAL, F_LABEL, F_PRIORITY, F_TIMEOUT,
+    F_WAIT, F_ARGV, F_DETACH, F_TTL, F_OWNER, F_ENV, F_DURATION,
+    NFIELDS
+};
+
+static const struct { const char *name; size_t len; } fields[NFIELDS] = {
+#define F(s) { s, sizeof (s) - 1 }
+    F ("op"), F ("id"), F ("lease"),
+    F ("ntasks"), F ("min_tasks"), F ("cpus_per_task"), F ("min_cpus_per_task"),
+    F ("cores"), F ("min_cores"), F ("gpus"), F ("min_gpus"),
+    F ("gpus_per_task"), F ("min_gpus_per_task"),
+    F ("memory"), F ("min_memory"), F ("may_span_nodes"), F ("local"), F ("label"),
+    F ("priority"), F ("timeout"), F ("wait"), F ("argv"), F ("detach"), F ("ttl"),
+    F ("owner_pid"), F ("env"), F ("duration"),
+#undef F
+};
+
+/* What each op accepts (decode_lease_op's and decode_acquire's formats). */
+#define BIT(f) (UINT32_C (1) << (f))
+#define RELEASE_FIELDS (BIT (F_OP) | BIT (F_ID) | BIT (F_LEASE))
+#define ACQUIRE_FIELDS (((UINT32_C (1) << NFIELDS) - 1) & ~BIT (F_LEASE))
+
+static int field_of (const struct json_scan *s, int key)
+{
+    const struct json_scan_token *t = &s->tokens[key];
+    size_t len = (size_t) (t->end - t->start);
+    if (t->kind != JSON_SCAN_STRING)
+        return -1;
+    for (int f = 0; f < NFIELDS; f++)
+        if (fields[f].len == len && !memcmp (fields[f].name, s->line + t->start, len))
+            return f;
+    return -1;
+}
+
+static const struct json_scan_token *tok (const struct json_scan *s, int i)
+{
+    return &s->tokens[i];
+}
+
+static size_t text_len (const struct json_scan *s, int i)
+{
+    return (size_t) (tok (s, i)->end - tok (s, i)->start);
+}
+
+/* Not given, or null (the jansson path's absent()). */
+static bool absent (const struct json_scan *s, int v)
+{
+    return v < 0 || tok (s, v)->kind == JSON_SCAN_NULL;
+}
+
+/* get_int: 0 with *out set when absent or an integer in [min, max]; -1 to
+ * decline. */
+static int get_int (const struct json_scan *s, int v, long long min,
+                    long long max, long long *out)
+{
+    long long x;
+    if (absent (s, v))
+        return 0;
+    if (tok (s, v)->kind != JSON_SCAN_INTEGER || json_scan_integer (s, v, &x) < 0
+        || x < min || x > max)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int get_i (const struct json_scan *s, int v, int min, int max, int *out)
+{
+    long long x = *out;
+    if (get_int (s, v, min, max, &x) < 0)
+        return -1;
+    *out = (int) x;
+    return 0;
+}
+
+static int get_bool (const struct json_scan *s, int v, bool *out)
+{
+    if (absent (s, v))
+        return 0;
+    if (tok (s, v)->kind != JSON_SCAN_TRUE && tok (s, v)->kind != JSON_SCAN_FALSE)
+        return -1;
+    *out = tok (s, v)->kind == JSON_SCAN_TRUE;
+    return 0;
+}
+
+/* get_seconds: an integer or a real from 0 to PROTO_MAX_SECONDS; an integer
+ * reads as jansson's json_number_value reads it, a cast. */
+static int get_seconds (const struct json_scan *s, int v, double *out)
+{
+    double x;
+    long long i;
+    if (absent (s, v))
+        return 0;
+    if (tok (s, v)->kind == JSON_SCAN_INTEGER) {
+        if (json_scan_integer (s, v, &i) < 0)
+            return -1;
+        x = (double) i;
+    } else if (tok (s, v)->kind != JSON_SCAN_REAL || json_scan_real (s, v, &x) < 0)
+        return -1;
+    if (!(x >= 0 && x <= PROTO_MAX_SECONDS))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* get_name's test (absent is for the caller): non-empty, at most
+ * PROTO_MAX_NAME bytes, no control character. */
+static bool name_ok (const struct json_scan *s, int v)
+{
+    size_t len = text_len (s, v);
+    if (tok (s, v)->kind != JSON_SCAN_STRING || len == 0 || len > PROTO_MAX_NAME)
+        return false;
+    const unsigned char *p = (const unsigned char *) s->line + tok (s, v)->start;
+    for (size_t i = 0; i < len; i++)
+        if (p[i] < 0x20 || p[i] == 0x7f)
+            return false;
+    return true;
+}
+
+static int name_dup (const struct json_scan *s, int v, char **out)
+{
+    return absent (s, v) ? 0 : json_scan_strdup (s, v, false, out);
+}
+
+/* get_argv's test: a non-empty array of strings, the first non-empty. */
+static bool argv_ok (const struct json_scan *s, int v)
+{
+    int n = tok (s, v)->size;
+    if (tok (s, v)->kind != JSON_SCAN_ARRAY || n <= 0 || n > PROTO_MAX_ARGS)
+        return false;
+    for (int k = 0; k < n; k++) {     /* strings have no children: items are v+1.. */
+        int i = v + 1 + k;
+        if (i >= s->ntokens || tok (s, i)->kind != JSON_SCAN_STRING
+            || memchr (s->line + tok (s, i)->start, '\0', text_len (s, i))
+            || (k == 0 && text_len (s, i) == 0))
+            return false;
+    }
+    return true;
+}
+
+static int argv_dup (const struct json_scan *s, int v, char ***out)
+{
+    if (absent (s, v))
+        return 0;
+    int n = tok (s, v)->size;
+    char **argv = calloc ((size_t) n + 1, sizeof (*argv));
+    if (!argv)
+        return -1;
+    *out = argv;                      /* freed with the request on failure */
+    for (int k = 0; k < n; k++)
+        if (json_scan_strdup (s, v + 1 + k, false, &argv[k]) < 0)
+            return -1;
+    return 0;
+}
+
+/* usable_id: an integer, or a string of at most PROTO_MAX_NAME bytes. */
+static json_t *id_json (const struct json_scan *s, int v)
+{
+    long long x;
+    if (v < 0)
+        return NULL;
+    if (tok (s, v)->kind == JSON_SCAN_INTEGER)
+        return json_scan_integer (s, v, &x) < 0 ? NULL : json_integer (x);
+    if (tok (s, v)->kind == JSON_SCAN_STRING && text_len (s, v) <= PROTO_MAX_NAME
+        && !memchr (s->line + tok (s, v)->start, '\0', text_len (s, v)))
+        return json_stringn (s->line + tok (s, v)->start, text_len (s, v));
+    return NULL;
+}
+
+static bool id_ok (const struct json_scan *s, int v)
+{
+    return v >= 0
+           && (tok (s, v)->kind == JSON_SCAN_INTEGER
+               || (tok (s, v)->kind == JSON_SCAN_STRING
+                   && text_len (s, v) <= PROTO_MAX_NAME));
+}
+
+/* decode_acquire's checks, in its order; -1 to decline. */
+static int check_acquire (const struct json_scan *s, const int *at,
+                          struct proto_acquire *a)
+{
+    struct step_request *st = &a->step;
+    const struct { int f; int *dst; int min; } counts[] = {
+        { F_NTASKS, &st->ntasks, 1 },
+        { F_MIN_TASKS, &st->min_tasks, 1 },
+        { F_CPT, &st->cpus_per_task, 1 },
+        { F_MIN_CPT, &st->min_cpus_per_task, 1 },
+        { F_CORES, &st->cores, 1 },
+        { F_MIN_CORES, &st->min_cores, 1 },
+        { F_GPUS, &st->gpus, 0 },
+        { F_MIN_GPUS, &st->min_gpus, 0 },
+        { F_GPT, &st->gpus_per_task, 0 },
+        { F_MIN_GPT, &st->min_gpus_per_task, 0 },
+    };
+    for (size_t i = 0; i < sizeof (counts) / sizeof (counts[0]); i++)
+        if (get_i (s, at[counts[i].f], counts[i].min, PROTO_MAX_COUNT, counts[i].dst) < 0)
+            return -1;
+    long long mem = st->memory, min_mem = st->min_memory;
+    bool span = false;
+    if (get_int (s, at[F_MEMORY], 1, PROTO_MAX_MEMORY_MB, &mem) < 0
+        || get_int (s, at[F_MIN_MEMORY], 1, PROTO_MAX_MEMORY_MB, &min_mem) < 0
+        || get_bool (s, at[F_SPAN], &span) < 0
+        || get_bool (s, at[F_LOCAL], &st->local) < 0
+        || (!absent (s, at[F_LABEL]) && !name_ok (s, at[F_LABEL]))
+        || get_i (s, at[F_PRIORITY], -PROTO_MAX_PRIORITY, PROTO_MAX_PRIORITY,
+                  &st->priority) < 0
+        || get_seconds (s, at[F_TIMEOUT], &st->timeout) < 0
+        || get_bool (s, at[F_WAIT], &a->wait) < 0
+        || (!absent (s, at[F_ARGV]) && !argv_ok (s, at[F_ARGV]))
+        || get_bool (s, at[F_DETACH], &a->detach) < 0
+        || get_seconds (s, at[F_TTL], &a->ttl) < 0
+        || get_i (s, at[F_OWNER], 1, PROTO_MAX_PID, &a->owner_pid) < 0
+        || get_bool (s, at[F_ENV], &a->env) < 0
+        || get_seconds (s, at[F_DURATION], &a->duration) < 0)
+        return -1;
+    st->memory = mem;
+    st->min_memory = min_mem;
+    if (!absent (s, at[F_SPAN]))
+        st->may_span_nodes = span;
+    if (!a->detach && (a->ttl >= 0 || a->owner_pid > 0))
+        return -1;                    /* refused there: ttl/owner_pid need detach */
+    return 0;
+}
+
+int proto_decode_request_fast (const char *line, size_t len,
+                               struct proto_request *req)
+{
+    struct json_scan s;
+    int at[NFIELDS];
+    uint32_t seen = 0;
+
+    if (len > PROTO_MAX_LINE || json_scan_parse (&s, line, len) != 0
+        || s.ntokens < 1 || s.tokens[0].kind != JSON_SCAN_OBJECT)
+        return 1;
+    for (int f = 0; f < NFIELDS; f++)
+        at[f] = -1;
+    for (int m = 0, i = 1; m < s.tokens[0].size; m++) {
+        int f = i + 1 < s.ntokens ? field_of (&s, i) : -1;
+        if (f < 0 || (seen & BIT (f)))
+            return 1;                 /* a member neither op takes */
+        seen |= BIT (f);
+        at[f] = i + 1;
+        i = json_scan_skip (&s, i + 1);
+    }
+
+    enum proto_op op;
+    int v = at[F_OP];
+    if (v < 0 || tok (&s, v)->kind != JSON_SCAN_STRING)
+        return 1;
+    if (json_scan_is (&s, v, "acquire"))
+        op = PROTO_ACQUIRE;
+    else if (json_scan_is (&s, v, "release"))
+        op = PROTO_RELEASE;
+    else
+        return 1;
+    if (seen & ~(op == PROTO_ACQUIRE ? ACQUIRE_FIELDS : RELEASE_FIELDS))
+        return 1;
+    if (!id_ok (&s, at[F_ID]))
+        return 1;
+
+    struct proto_request r;
+    proto_request_init (&r, op);
+    if (op == PROTO_ACQUIRE) {
+        if (check_acquire (&s, at, &r.acquire) < 0)
+            return 1;                 /* nothing allocated yet */
+    } else if (absent (&s, at[F_LEASE]) || !name_ok (&s, at[F_LEASE]))
+        return 1;
+
+    /* Checked: now the copies. */
+    int rc = (r.id = id_json (&s, at[F_ID])) ? 0 : -1;
+    if (rc == 0 && op == PROTO_ACQUIRE)
+        rc = name_dup (&s, at[F_LABEL], &r.acquire.step.label) < 0
+             || argv_dup (&s, at[F_ARGV], &r.acquire.step.argv) < 0 ? -1 : 0;
+    else if (rc == 0)
+        rc = name_dup (&s, at[F_LEASE], &r.release.lease);
+    if (rc < 0) {
+        proto_request_free (&r);
+        return 1;
+    }
+    *req = r;
+    return 0;
+}
+
+/* ---- comparison, for the differential tests --------------------------- */
+
+static bool str_same (const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp (a, b));
+}
+
+static bool strv_same (char *const *a, char *const *b)
+{
+    if (!a || !b)
+        return a == b;
+    for (; *a && *b; a++, b++)
+        if (strcmp (*a, *b))
+            return false;
+    return !*a && !*b;
+}
+
+static bool real_same (double a, double b)
+{
+    return !memcmp (&a, &b, sizeof (a));
+}
+
+bool proto_request_same (const struct proto_request *a,
+                         const struct proto_request *b, char *why, size_t size)
+{
+    const char *diff = NULL;
+    const struct proto_acquire *x = &a->acquire, *y = &b->acquire;
+    const struct step_request *p = &x->step, *q = &y->step;
+
+    if (a->op != b->op)
+        diff = "op";
+    else if (!a->id || !b->id || json_typeof (a->id) != json_typeof (b->id)
+             || !json_equal (a->id, b->id))
+        diff = "id";
+    else if (a->op == PROTO_RELEASE && !str_same (a->release.lease, b->release.lease))
+        diff = "lease";
+    else if (a->op != PROTO_ACQUIRE)
+        diff = a->op == PROTO_RELEASE ? NULL : "op (not acquire or release)";
+#define SAME(field, name) else if (p->field != q->field) diff = name;
+    SAME (ntasks, "ntasks")
+    SAME (min_tasks, "min_tasks")
+    SAME (cpus_per_task, "cpus_per_task")
+    SAME (min_cpus_per_task, "min_cpus_per_task")
+    SAME (cores, "cores")
+    SAME (min_cores, "min_cores")
+    SAME (gpus, "gpus")
+    SAME (min_gpus, "min_gpus")
+    SAME (gpus_per_task, "gpus_per_task")
+    SAME (min_gpus_per_task, "min_gpus_per_task")
+    SAME (memory, "memory")
+    SAME (min_memory, "min_memory")
+    SAME (may_span_nodes, "may_span_nodes")
+    SAME (local, "local")
+    SAME (priority, "priority")
+#undef SAME
+    else if (!real_same (p->timeout, q->timeout))
+        diff = "timeout";
+    else if (!str_same (p->label, q->label))
+        diff = "label";
+    else if (!strv_same (p->argv, q->argv))
+        diff = "argv";
+    else if (x->wait != y->wait)
+        diff = "wait";
+    else if (x->detach != y->detach)
+        diff = "detach";
+    else if (!real_same (x->ttl, y->ttl))
+        diff = "ttl";
+    else if (x->owner_pid != y->owner_pid)
+        diff = "owner_pid";
+    else if (x->env != y->env)
+        diff = "env";
+    else if (!real_same (x->duration, y->duration))
+        diff = "duration";
+    if (diff && why && size)
+        snprintf (why, size, "%s differs", diff);
+    return !diff;
+}
