@@ -36,6 +36,8 @@ struct json_scan_token {
     int start, end;               /* byte offsets in the line; a string's are
                                      inside its quotes */
     int size;                     /* object: members; array: items; else 0 */
+    int next;                     /* the token after this one and everything
+                                     inside it (json_scan_skip) */
 };
 
 struct json_scan {
