@@ -4,6 +4,7 @@
  * that the refusal is worded by the jansson path. */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "json_scan.h"
 #include "reply_fast.h"
@@ -21,11 +22,17 @@ static bool given (const struct json_scan *s, int i)
     return i >= 0 && tok (s, i)->kind != JSON_SCAN_NULL;
 }
 
-/* Which of names key token k is; -1 for none. */
+/* Which of names key token k is; -1 for none. (json_scan_is without its
+ * strlen per name: a key's bytes hold no NUL, so strncmp stops within a
+ * shorter name, and only a name that matches all len bytes is read at len.) */
 static int member_of (const struct json_scan *s, int k, const char *const *names, int n)
 {
+    const struct json_scan_token *t = tok (s, k);
+    size_t len = (size_t) (t->end - t->start);
+    if (t->kind != JSON_SCAN_STRING)
+        return -1;
     for (int m = 0; m < n; m++)
-        if (json_scan_is (s, k, names[m]))
+        if (strncmp (names[m], s->line + t->start, len) == 0 && names[m][len] == '\0')
             return m;
     return -1;
 }
