@@ -29,10 +29,12 @@ static int member_of (const struct json_scan *s, int k, const char *const *names
 {
     const struct json_scan_token *t = tok (s, k);
     size_t len = (size_t) (t->end - t->start);
-    if (t->kind != JSON_SCAN_STRING)
-        return -1;
+    const char *key = s->line + t->start;
+    if (t->kind != JSON_SCAN_STRING || len == 0)
+        return -1;            /* no name is empty */
     for (int m = 0; m < n; m++)
-        if (strncmp (names[m], s->line + t->start, len) == 0 && names[m][len] == '\0')
+        if (names[m][0] == key[0] && strncmp (names[m], key, len) == 0
+            && names[m][len] == '\0')
             return m;
     return -1;
 }
