@@ -54,6 +54,10 @@ static const char *const releases[] = {
     "{\"id\":-7,\"ok\":true,\"lease\":\"\"}",
 };
 
+#define GRANT(extra) "{\"id\":1,\"ok\":true" extra "}"
+#define PLACED(p) GRANT (",\"lease\":\"L1\",\"placement\":" p)
+#define MEMBER(m) PLACED ("{\"nodes\":[\"a\"],\"cores\":[[0]]}," m)
+
 /* Declined although jansson reads them: the jansson path takes these. */
 static const char *const fallbacks[] = {
     /* an escape, a byte outside ASCII, an exponent */
@@ -64,8 +68,7 @@ static const char *const fallbacks[] = {
     /* members this lane does not know */
     "{\"id\":1,\"ok\":true,\"lease\":\"L1\",\"placement\":{\"nodes\":[\"a\"],\"cores\":[[0]]},\"warning\":\"w\"}",
     "{\"id\":1,\"ok\":true,\"lease\":\"L1\",\"placement\":{\"nodes\":[\"a\"],\"cores\":[[0]]},\"later\":[1]}",
-    "{\"id\":1,\"ok\":true,\"lease\":\"L1\",\"placement\":{\"nodes\":[\"a\"],\"cores\":[[0]]},"
-    "\"env_delta\":{\"unset\":[],\"set\":{},\"more\":1}}",
+    MEMBER ("\"env_delta\":{\"unset\":[],\"set\":{},\"more\":1}"),
     "{\"id\":1,\"ok\":true,\"lease\":\"L1\",\"extra\":null}",
     /* a null id: the jansson path takes it as the reply */
     "{\"id\":null,\"ok\":true,\"lease\":\"L1\",\"placement\":{\"nodes\":[\"a\"],\"cores\":[[0]]}}",
@@ -99,9 +102,6 @@ static const char *const refused[] = {
 };
 
 /* Grants the codec refuses, each for one member (so declined here). */
-#define GRANT(extra) "{\"id\":1,\"ok\":true" extra "}"
-#define PLACED(p) GRANT (",\"lease\":\"L1\",\"placement\":" p)
-#define MEMBER(m) PLACED ("{\"nodes\":[\"a\"],\"cores\":[[0]]}," m)
 static const char *const bad_grants[] = {
     GRANT (",\"placement\":{\"nodes\":[\"a\"],\"cores\":[[0]]}"),
     GRANT (",\"lease\":null,\"placement\":{\"nodes\":[\"a\"],\"cores\":[[0]]}"),
