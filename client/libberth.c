@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "libberth_private.h"
+#include "reply_fast.h"
 #include "sockdir.h"
 
 /* ---- errors ------------------------------------------------------------ */
@@ -178,8 +179,9 @@ static int send_all (berth_client_t *c, const char *data, size_t len,
     return 0;
 }
 
-/* Take one complete line out of the buffer, if there is one. */
-static int take_line (berth_client_t *c, json_t **msg, berth_client_error_t *err)
+/* Is a complete line in the buffer? 1 with its length (the newline left
+ * out) in *n, 0 when not yet, -1 when the partial line is already too long. */
+static int have_line (berth_client_t *c, size_t *n, berth_client_error_t *err)
 {
     char *nl = c->len ? memchr (c->buf, '\n', c->len) : NULL;
     if (!nl) {
@@ -189,23 +191,37 @@ static int take_line (berth_client_t *c, json_t **msg, berth_client_error_t *err
                                   PROTO_MAX_REPLY);
         return 0;
     }
-    size_t n = (size_t) (nl - c->buf);
+    *n = (size_t) (nl - c->buf);
+    return 1;
+}
+
+/* Remove the first line (n bytes and its newline) from the buffer. */
+static void drop_line (berth_client_t *c, size_t n)
+{
+    memmove (c->buf, c->buf + n + 1, c->len - n - 1);
+    c->len -= n + 1;
+}
+
+/* Parse the first line (n bytes) as a message and remove it. */
+static int parse_line (berth_client_t *c, size_t n, json_t **msg,
+                       berth_client_error_t *err)
+{
     berth_error_t e = { 0 };
     int rc = proto_parse_message (c->buf, n, msg, &e);
-    memmove (c->buf, nl + 1, c->len - n - 1);
-    c->len -= n + 1;
+    drop_line (c, n);
     if (rc < 0)
         return client_error (err, &e, BERTH_ERR_PROTOCOL);
     return 1;
 }
 
-/* Read the next message: 1 and *msg, 0 when deadline (monotonic; < 0: none)
- * passed first, -1 on error. */
-static int read_message (berth_client_t *c, double deadline, json_t **msg,
-                         berth_client_error_t *err)
+/* Wait for the next complete line: 1 with its length in *len (the line is
+ * at c->buf), 0 when deadline (monotonic; < 0: none) passed first, -1 on
+ * error. */
+static int wait_line (berth_client_t *c, double deadline, size_t *len,
+                      berth_client_error_t *err)
 {
     for (;;) {
-        int rc = take_line (c, msg, err);
+        int rc = have_line (c, len, err);
         if (rc != 0)
             return rc;
         if (deadline >= 0) {
@@ -242,6 +258,16 @@ static int read_message (berth_client_t *c, double deadline, json_t **msg,
     }
 }
 
+/* Read the next message: 1 and *msg, 0 when deadline (monotonic; < 0: none)
+ * passed first, -1 on error. */
+static int read_message (berth_client_t *c, double deadline, json_t **msg,
+                         berth_client_error_t *err)
+{
+    size_t n;
+    int rc = wait_line (c, deadline, &n, err);
+    return rc <= 0 ? rc : parse_line (c, n, msg, err);
+}
+
 static bool is_our_reply (const json_t *msg, long long id)
 {
     json_t *v = json_object_get (msg, "id");
@@ -249,38 +275,96 @@ static bool is_our_reply (const json_t *msg, long long id)
     return json_is_null (v) || (json_is_integer (v) && json_integer_value (v) == id);
 }
 
-/* Send req (its id set here) and wait for its reply; events that come first
- * are kept for berth_next_event. On success the reply is the caller's. */
-static json_t *transact (berth_client_t *c, struct proto_request *req,
-                         berth_client_error_t *err)
+/* A reply the caller would take from the fast lane (reply_fast.h), which
+ * tries each line first; the jansson path reads what it declines. */
+enum fast_kind { FAST_LEASE, FAST_RELEASE };
+
+struct fast_reply {
+    enum fast_kind kind;
+    struct proto_lease lease;   /* FAST_LEASE: the lease */
+    char *line;                 /* FAST_LEASE: a copy of the reply line */
+    size_t len;
+};
+
+/* The first line (n bytes) through the fast lane: 0 when it is the reply
+ * to request id (then f holds it and the line is removed), 1 when it was
+ * another request's reply (removed: the jansson path skips those too), 2
+ * when declined. */
+static int fast_line (berth_client_t *c, size_t n, long long id, struct fast_reply *f)
 {
-    long long id = c->next_id++;
+    struct proto_fast_reply r;
+    if (f->kind == FAST_RELEASE) {
+        if (proto_fast_release_reply (c->buf, n, &r))
+            return 2;
+    } else {
+        if (proto_fast_lease_reply (c->buf, n, &r, &f->lease))
+            return 2;
+        if (r.id != id)
+            proto_lease_free (&f->lease);
+        else if (!(f->line = malloc (n ? n : 1))) {
+            proto_lease_free (&f->lease);
+            return 2;           /* the jansson path words the shortage */
+        } else {
+            memcpy (f->line, c->buf, n);
+            f->len = n;
+        }
+    }
+    drop_line (c, n);
+    return r.id == id ? 0 : 1;
+}
+
+/* The request line: written directly for the common acquire and release,
+ * by the codec otherwise. NULL when out of memory. */
+static char *request_line (struct proto_request *req, long long id)
+{
+    char *line = request_line_fast (req, id);
+    if (line)
+        return line;
     req->id = json_integer (id);
     json_t *o = req->id ? proto_encode_request (req) : NULL;
-    char *line = o ? proto_line (o) : NULL;
+    line = o ? proto_line (o) : NULL;
     json_decref (o);
     json_decref (req->id);
     req->id = NULL;
-    if (!line) {
-        client_errorf (err, BERTH_ERR_SYSTEM, "cannot encode the %s request "
-                       "(out of memory)", proto_op_name (req->op));
-        return NULL;
-    }
+    return line;
+}
+
+/* Send req (its id set here) and wait for its reply; events that come first
+ * are kept for berth_next_event. With fast (may be NULL), the fast lane
+ * tries each line first. 0 with *reply (the caller's), 1 when the fast lane
+ * read it (into *fast), -1 on error. */
+static int transact_fast (berth_client_t *c, struct proto_request *req,
+                          struct fast_reply *fast, json_t **reply,
+                          berth_client_error_t *err)
+{
+    long long id = c->next_id++;
+    char *line = request_line (req, id);
+    if (!line)
+        return client_errorf (err, BERTH_ERR_SYSTEM, "cannot encode the %s request "
+                              "(out of memory)", proto_op_name (req->op));
     if (strlen (line) > PROTO_MAX_LINE + 1) {
         client_errorf (err, BERTH_ERR_TOO_LARGE, "the %s request is %zu bytes, over "
                        "berthd's limit of %d per line; shorten the argv",
                        proto_op_name (req->op), strlen (line) - 1, PROTO_MAX_LINE);
         free (line);
-        return NULL;
+        return -1;
     }
     int rc = send_all (c, line, strlen (line), err);
     free (line);
     if (rc < 0)
-        return NULL;
+        return -1;
     for (;;) {
         json_t *msg;
-        if (read_message (c, -1, &msg, err) < 0)
-            return NULL;
+        size_t n;
+        if (wait_line (c, -1, &n, err) < 0)
+            return -1;
+        rc = fast ? fast_line (c, n, id, fast) : 2;
+        if (rc == 0)
+            return 1;
+        if (rc == 1)
+            continue;
+        if (parse_line (c, n, &msg, err) < 0)
+            return -1;
         if (proto_is_event (msg)) {
             if (c->watching)
                 json_array_append (c->events, msg);
@@ -295,11 +379,18 @@ static json_t *transact (berth_client_t *c, struct proto_request *req,
         if (proto_reply_status (msg, &e) < 0) {
             json_decref (msg);
             /* the codec reads a reply it cannot make sense of as internal */
-            client_error (err, &e, NULL);
-            return NULL;
+            return client_error (err, &e, NULL);
         }
-        return msg;
+        *reply = msg;
+        return 0;
     }
+}
+
+static json_t *transact (berth_client_t *c, struct proto_request *req,
+                         berth_client_error_t *err)
+{
+    json_t *reply;
+    return transact_fast (c, req, NULL, &reply, err) == 0 ? reply : NULL;
 }
 
 /* The reply's members except id and ok, as compact JSON text. */
@@ -354,9 +445,13 @@ berth_lease_t *berth_acquire (berth_client_t *c, const berth_request_t *r,
     struct proto_request req;
     proto_request_init (&req, PROTO_ACQUIRE);
     req.acquire = r->a;       /* borrowed: encoded, never freed here */
-    json_t *reply = transact (c, &req, err);
-    if (!reply)
+    struct fast_reply fast = { .kind = FAST_LEASE };
+    json_t *reply;
+    int rc = transact_fast (c, &req, &fast, &reply, err);
+    if (rc < 0)
         return NULL;
+    if (rc == 1)
+        return lease_from_fast (&fast.lease, fast.line, fast.len, err);
     json_object_del (reply, "id");
     json_object_del (reply, "ok");
     berth_lease_t *l = lease_from_json (reply, err);
@@ -371,9 +466,11 @@ int berth_release (berth_client_t *c, const char *lease, berth_client_error_t *e
     struct proto_request req;
     proto_request_init (&req, PROTO_RELEASE);
     req.release.lease = (char *) lease;
-    json_t *reply = transact (c, &req, err);
+    struct fast_reply fast = { .kind = FAST_RELEASE };
+    json_t *reply = NULL;
+    int rc = transact_fast (c, &req, &fast, &reply, err);
     json_decref (reply);
-    return reply ? 0 : -1;
+    return rc < 0 ? -1 : 0;
 }
 
 berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,

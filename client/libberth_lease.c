@@ -98,14 +98,39 @@ berth_lease_t *lease_from_json (json_t *o, berth_client_error_t *err)
     }
     l->launch.l = l->l.launch;
     memset (&l->l.launch, 0, sizeof (l->l.launch));
-    if (!l->l.env && lease_derive_env (&l->l, &e) < 0) {
-        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
-        berth_lease_free (l);
-        return NULL;
-    }
     /* Shared, not copied: nothing changes a message once it is decoded. */
     l->json = json_incref (o);
     return l;
+}
+
+berth_lease_t *lease_from_fast (struct proto_lease *decoded, char *line, size_t len,
+                                berth_client_error_t *err)
+{
+    berth_lease_t *l = calloc (1, sizeof (*l));
+    if (!l) {
+        proto_lease_free (decoded);
+        free (line);
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
+    l->l = *decoded;
+    proto_lease_init (decoded);
+    l->launch.l = l->l.launch;
+    memset (&l->l.launch, 0, sizeof (l->l.launch));
+    l->line = line;
+    l->linelen = len;
+    return l;
+}
+
+static void lease_env_free (struct lease_env *d)
+{
+    for (int i = 0; d && i < d->n; i++) {
+        free (d->items[i].name);
+        free (d->items[i].value);
+    }
+    if (d)
+        free (d->items);
+    free (d);
 }
 
 void berth_lease_free (berth_lease_t *l)
@@ -115,6 +140,8 @@ void berth_lease_free (berth_lease_t *l)
     proto_lease_free (&l->l);
     launch_free (&l->launch.l);
     json_decref (l->json);
+    free (l->line);
+    lease_env_free (atomic_load_explicit (&l->derived, memory_order_acquire));
     free (l);
 }
 
@@ -190,29 +217,86 @@ const berth_launch_t *berth_lease_launch (const berth_lease_t *l)
     return l ? &l->launch : NULL;
 }
 
+/* The variables: berthd's, else those derived from the placement, once
+ * (NULL only when memory ran out deriving them: then the lease shows none). */
+static const struct lease_env *lease_env (const berth_lease_t *l, struct lease_env *sent)
+{
+    if (l->l.env) {
+        sent->items = l->l.env;
+        sent->n = l->l.nenv;
+        return sent;
+    }
+    berth_lease_t *m = (berth_lease_t *) l;    /* a cache, not the lease's state */
+    struct lease_env *d = atomic_load_explicit (&m->derived, memory_order_acquire);
+    if (d)
+        return d;
+    struct proto_lease shape = l->l;   /* read-only view: env starts empty */
+    berth_error_t e;
+    shape.env = NULL;
+    shape.nenv = 0;
+    if (!(d = calloc (1, sizeof (*d))))
+        return NULL;
+    int rc = lease_derive_env (&shape, &e);
+    d->items = shape.env;
+    d->n = shape.nenv;
+    if (rc < 0) {
+        lease_env_free (d);
+        return NULL;
+    }
+    struct lease_env *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit (&m->derived, &none, d,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+        lease_env_free (d);       /* another thread derived them first */
+        d = none;
+    }
+    return d;
+}
+
 int berth_lease_nenv (const berth_lease_t *l)
 {
-    return l ? l->l.nenv : 0;
+    struct lease_env sent;
+    const struct lease_env *v = l ? lease_env (l, &sent) : NULL;
+    return v ? v->n : 0;
 }
 
 const char *berth_lease_env_name (const berth_lease_t *l, int i)
 {
-    return l && i >= 0 && i < l->l.nenv ? l->l.env[i].name : NULL;
+    struct lease_env sent;
+    const struct lease_env *v = l ? lease_env (l, &sent) : NULL;
+    return v && i >= 0 && i < v->n ? v->items[i].name : NULL;
 }
 
 const char *berth_lease_env_value (const berth_lease_t *l, int i)
 {
-    return l && i >= 0 && i < l->l.nenv ? l->l.env[i].value : NULL;
+    struct lease_env sent;
+    const struct lease_env *v = l ? lease_env (l, &sent) : NULL;
+    return v && i >= 0 && i < v->n ? v->items[i].value : NULL;
 }
 
 char *berth_lease_json (const berth_lease_t *l)
 {
-    return l ? json_dumps (l->json, JSON_COMPACT) : NULL;
+    if (!l)
+        return NULL;
+    if (l->json)
+        return json_dumps (l->json, JSON_COMPACT);
+    /* Read the reply as the jansson path would have, the same members in
+     * the same order, and left unchanged (no cache: the lease is const). */
+    json_error_t je;
+    json_t *o = json_loadb (l->line, l->linelen, JSON_REJECT_DUPLICATES, &je);
+    if (!o)
+        return NULL;
+    json_object_del (o, "id");
+    json_object_del (o, "ok");
+    char *s = json_dumps (o, JSON_COMPACT);
+    json_decref (o);
+    return s;
 }
 
 const char *berth_lease_warning (const berth_lease_t *l)
 {
-    return l ? json_string_value (json_object_get (l->json, "warning")) : NULL;
+    /* The fast lane declines a reply with a warning: a line it read has none. */
+    return l && l->json ? json_string_value (json_object_get (l->json, "warning")) : NULL;
 }
 
 /* ---- launches ---------------------------------------------------------- */

@@ -4,7 +4,9 @@
 #define BERTH_LIBBERTH_PRIVATE_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "berth/berth.h"
 #include "codec.h"
@@ -28,10 +30,24 @@ struct berth_launch {
     struct launch l;
 };
 
+/* BERTH_* variables derived from the placement (berthd sent none). */
+struct lease_env {
+    struct env_set_item *items;
+    int n;
+};
+
 struct berth_lease {
     struct proto_lease l;  /* its launch moved to `launch` */
     struct berth_launch launch;
-    json_t *json;          /* the lease object as berthd sent it */
+    /* The lease object as berthd sent it; or, when the reply was read by
+     * the fast lane (reply_fast.h), NULL and the reply line itself, parsed
+     * only when berth_lease_json asks. */
+    json_t *json;
+    char *line;
+    size_t linelen;
+    /* Derived on first use when l.env is NULL (most callers never look):
+     * set once by whichever reader gets there first, hence atomic. */
+    _Atomic (struct lease_env *) derived;
 };
 
 struct berth_event {
@@ -51,11 +67,21 @@ int client_errorf (berth_client_error_t *err, const char *code,
 /* Lease from an acquire reply or a lease object (borrowed); NULL on a
  * malformed one (code protocol). */
 berth_lease_t *lease_from_json (json_t *o, berth_client_error_t *err);
+/* Lease from a reply the fast lane decoded: takes *decoded (emptied) and
+ * line (malloc'd, len bytes, the whole reply), in every case. */
+berth_lease_t *lease_from_fast (struct proto_lease *decoded, char *line, size_t len,
+                                berth_client_error_t *err);
 /* Event from an event message (borrowed). */
 berth_event_t *event_from_json (json_t *o, berth_client_error_t *err);
 
 /* The BERTH_* variables of a placement when berthd did not send them:
  * appends to l->l.env. */
 int lease_derive_env (struct proto_lease *l, berth_error_t *err);
+
+/* The request line of an acquire or release written directly, exactly as
+ * proto_line (proto_encode_request ()) would write it, when every string
+ * in it is plain (printable ASCII, nothing to escape); NULL otherwise (or
+ * out of memory): then the codec writes it. */
+char *request_line_fast (const struct proto_request *req, long long id);
 
 #endif

@@ -203,3 +203,170 @@ int berth_request_set_argv (berth_request_t *r, const char *const *argv,
     r->a.step.argv = v;
     return 0;
 }
+
+/* ---- the request line, written directly ------------------------------- */
+
+/* A growing line; ok false once memory ran out or a value needs the codec. */
+struct line {
+    char *s;
+    size_t len, cap;
+    bool ok;
+};
+
+static void put (struct line *b, const char *text, size_t n)
+{
+    if (!b->ok)
+        return;
+    if (b->len + n + 2 > b->cap) {          /* room for "\n\0" too */
+        size_t cap = b->cap * 2 > b->len + n + 2 ? b->cap * 2 : b->len + n + 2;
+        char *s = realloc (b->s, cap);
+        if (!s) {
+            b->ok = false;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy (b->s + b->len, text, n);
+    b->len += n;
+}
+
+static void put_text (struct line *b, const char *text)
+{
+    put (b, text, strlen (text));
+}
+
+/* "key": with the comma before it (every member here follows "op"). */
+static void put_key (struct line *b, const char *key)
+{
+    put (b, ",\"", 2);
+    put_text (b, key);
+    put (b, "\":", 2);
+}
+
+/* As jansson writes it ("%lld"), without printf's cost. */
+static void put_integer (struct line *b, const char *key, long long v)
+{
+    char num[24], *p = num + sizeof (num);
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long) v : (unsigned long long) v;
+    do
+        *--p = (char) ('0' + u % 10);
+    while ((u /= 10) > 0);
+    if (v < 0)
+        *--p = '-';
+    put_key (b, key);
+    put (b, p, (size_t) (num + sizeof (num) - p));
+}
+
+/* A string jansson writes as it is: printable ASCII without '"' or '\'. */
+static void put_string (struct line *b, const char *v)
+{
+    for (const char *p = v; *p && b->ok; p++)
+        if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\')
+            b->ok = false;      /* escapes and UTF-8: the codec writes those */
+    put (b, "\"", 1);
+    put_text (b, v);
+    put (b, "\"", 1);
+}
+
+/* A real as jansson writes it (its own precision and ".0" rules). */
+static void put_real (struct line *b, const char *key, double v)
+{
+    json_t *r = json_real (v);
+    char *s = r ? json_dumps (r, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    json_decref (r);
+    if (!s)
+        b->ok = false;
+    put_key (b, key);
+    if (s)
+        put_text (b, s);
+    free (s);
+}
+
+/* encode_acquire in codec.c: the same members in the same order. */
+static void put_acquire (struct line *b, const struct proto_acquire *a)
+{
+    const struct step_request *s = &a->step;
+    const struct { const char *key; long long v; } counts[] = {
+        { "ntasks", s->ntasks }, { "min_tasks", s->min_tasks },
+        { "cpus_per_task", s->cpus_per_task }, { "min_cpus_per_task", s->min_cpus_per_task },
+        { "cores", s->cores }, { "min_cores", s->min_cores },
+        { "gpus", s->gpus }, { "min_gpus", s->min_gpus },
+        { "gpus_per_task", s->gpus_per_task }, { "min_gpus_per_task", s->min_gpus_per_task },
+        { "memory", s->memory }, { "min_memory", s->min_memory },
+    };
+    for (size_t i = 0; i < sizeof (counts) / sizeof (counts[0]); i++)
+        if (counts[i].v != STEP_UNSET)
+            put_integer (b, counts[i].key, counts[i].v);
+    if (s->may_span_nodes != STEP_UNSET) {
+        put_key (b, "may_span_nodes");
+        put_text (b, s->may_span_nodes ? "true" : "false");
+    }
+    if (s->local) {
+        put_key (b, "local");
+        put_text (b, "true");
+    }
+    if (s->label) {
+        put_key (b, "label");
+        put_string (b, s->label);
+    }
+    if (s->priority)
+        put_integer (b, "priority", s->priority);
+    if (s->timeout >= 0)
+        put_real (b, "timeout", s->timeout);
+    if (!a->wait) {
+        put_key (b, "wait");
+        put_text (b, "false");
+    }
+    if (s->argv) {
+        put_key (b, "argv");
+        put (b, "[", 1);
+        for (size_t i = 0; s->argv[i]; i++) {
+            if (i)
+                put (b, ",", 1);
+            put_string (b, s->argv[i]);
+        }
+        put (b, "]", 1);
+    }
+    if (a->detach) {
+        put_key (b, "detach");
+        put_text (b, "true");
+    }
+    if (a->ttl >= 0)
+        put_real (b, "ttl", a->ttl);
+    if (a->owner_pid > 0)
+        put_integer (b, "owner_pid", a->owner_pid);
+    if (a->env) {
+        put_key (b, "env");
+        put_text (b, "true");
+    }
+    if (a->duration >= 0)
+        put_real (b, "duration", a->duration);
+}
+
+char *request_line_fast (const struct proto_request *req, long long id)
+{
+    struct line b = { .s = malloc (256), .cap = 256, .ok = true };
+    b.ok = b.s != NULL;
+    if (req->op == PROTO_ACQUIRE)
+        put_text (&b, "{\"op\":\"acquire\"");
+    else if (req->op == PROTO_RELEASE && req->release.lease)
+        put_text (&b, "{\"op\":\"release\"");
+    else
+        b.ok = false;
+    put_integer (&b, "id", id);
+    if (req->op == PROTO_ACQUIRE)
+        put_acquire (&b, &req->acquire);
+    else {
+        put_key (&b, "lease");
+        if (b.ok)
+            put_string (&b, req->release.lease);
+    }
+    put (&b, "}\n", 2);
+    if (!b.ok) {
+        free (b.s);
+        return NULL;
+    }
+    b.s[b.len] = '\0';
+    return b.s;
+}

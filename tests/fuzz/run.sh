@@ -4,6 +4,7 @@
 #
 #   tests/fuzz/run.sh SECONDS [TARGET...]      targets: codec config hostlist
 #                                              idset journal json_scan ledger
+#                                              reply
 #
 # Builds (once) a clang build with -Dfuzz=true in $FUZZ_BUILD (default
 # build-fuzz). New inputs go to $FUZZ_BUILD/fuzz-work/<target>/corpus, seeded
@@ -16,7 +17,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:?usage: run.sh SECONDS [TARGET...]}
 shift
 targets=("$@")
-((${#targets[@]})) || targets=(codec config hostlist idset journal json_scan ledger)
+((${#targets[@]})) || targets=(codec config hostlist idset journal json_scan ledger reply)
 build=${FUZZ_BUILD:-$top/build-fuzz}
 if [[ ! -f $build/build.ninja ]]; then
     CC=clang meson setup "$build" "$top" -Dfuzz=true -Db_lundef=false \
