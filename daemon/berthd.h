@@ -247,6 +247,9 @@ void lease_free (struct berthd *d, struct lease *ls);
 /* The lease as the codec describes it (borrowed pointers; do not free). */
 void lease_to_proto (const struct lease *ls, bool with_env,
                      struct proto_lease *out);
+/* Build ls's BERTH_* variables unless it has them; -1 when out of memory
+ * (ls unchanged). */
+int lease_env (struct berthd *d, struct lease *ls, berth_error_t *err);
 int leases_init (struct berthd *d, berth_error_t *err);
 
 /* queue.c */

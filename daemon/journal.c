@@ -46,7 +46,7 @@ static json_t *grant_record (struct berthd *d, const struct lease *ls)
     struct proto_lease pl;
     if (!ll)
         return NULL;
-    lease_to_proto (ls, true, &pl);
+    lease_to_proto (ls, false, &pl);   /* the env follows from the lease */
     json_t *lj = proto_lease_json (&pl), *held = journal_held_json (ll);
     if (!lj || !held) {
         json_decref (lj);

@@ -413,12 +413,8 @@ char *grant_record_line (const struct lease_text *t,
     puts_ (&b, ",\"uid\":");
     put_int (&b, g->uid);
     puts_ (&b, ",\"lease\":");
-    /* the lease's members, and its env as the journal keeps it */
+    /* the lease's members; not its env, which follows from them */
     put (&b, t->body, t->len - 1);
-    if (t->env) {
-        puts_ (&b, ",\"env\":");
-        put (&b, t->env, t->envlen);
-    }
     puts_ (&b, "},\"held\":[");
     for (int i = 0; i < g->held->nnodes; i++) {
         const struct ledger_lease_node *ln = &g->held->nodes[i];

@@ -43,8 +43,9 @@ char *released_event_line_at (const char *time, const char *lease,
                               size_t *len);
 
 /* The journal's grant record (journal.c's grant_record: the same members,
- * the lease with its env, "time" the grant time) as a line, from the lease
- * text and what the journal adds. NULL when out of memory. */
+ * the lease without its env, which a restart builds again from the lease;
+ * "time" the grant time) as a line, from the lease text and what the
+ * journal adds. NULL when out of memory. */
 struct grant_record_facts {
     uint64_t id;
     const struct step_shape *shape;

@@ -183,6 +183,26 @@ done:
     return rc;
 }
 
+/* The BERTH_* variables are built when first asked for (a request with
+ * "env", a reclaim): most grants never send them, and they follow from the
+ * lease, so the journal does not keep them either. */
+int lease_env (struct berthd *d, struct lease *ls, berth_error_t *err)
+{
+    if (ls->env)
+        return 0;
+    const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
+    if (!ll)
+        return errprintf_code (err, PROTO_ERR_INTERNAL, "%s is not in the ledger",
+                               ls->name);
+    if (build_env (d, ls, ll, err) < 0) {
+        env_free (ls->env, ls->nenv);
+        ls->env = NULL;
+        ls->nenv = 0;
+        return -1;
+    }
+    return 0;
+}
+
 static int copy_argv (char *const *argv, struct launch *out)
 {
     int n = 0;
@@ -419,7 +439,7 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         err->code = PROTO_ERR_UNSATISFIABLE;
         goto fail;
     }
-    if (build_env (d, ls, ll, err) < 0)
+    if (p->acq.env && lease_env (d, ls, err) < 0)
         goto fail;
     if (idmap_put (d->leases, id, ls) < 0) {
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
@@ -428,9 +448,7 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
     }
     struct lease_text lt;
     struct proto_lease pl;
-    lease_to_proto (ls, false, &pl);
-    pl.env = ls->env;             /* kept apart, for where it is asked */
-    pl.nenv = ls->nenv;
+    lease_to_proto (ls, p->acq.env, &pl);
     if (lease_text_build (&pl, &lt) < 0) {
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory encoding %s",
                         ls->name);
@@ -642,6 +660,11 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
                          "was never granted, is already released, or was "
                          "freed when no one reclaimed it within %.0f s of "
                          "berthd's restart", name, d->cfg.reclaim_grace);
+        return;
+    }
+    berth_error_t err;            /* the reply carries the env */
+    if (lease_env (d, ls, &err) < 0) {
+        conn_send_error (c, req->id, err.code, "%s", err.text);
         return;
     }
     if (ls->detached) {
