@@ -126,7 +126,10 @@ struct berthd {
 /* One client connection. */
 struct conn {
     struct berthd *d;
-    struct bufferevent *bev;
+    struct bufferevent *bev;      /* its replies (and the socket) */
+    struct evbuffer *in;          /* request bytes read, not yet served */
+    struct event *read_ev;        /* the socket readable: server.c reads it
+                                     itself, not through the bufferevent */
     uint64_t serial;
     pid_t pid;
     uid_t uid;

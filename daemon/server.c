@@ -2,8 +2,11 @@
  * systemd), connections checked with SO_PEERCRED, newline framing with the
  * line limit, and replies. A connection is served one request at a time, in
  * order (PROTOCOL.md): while an acquire waits, later lines stay in the input
- * buffer, whose high-water mark (one line) stops reading from a client that
- * pipelines too much; nothing it sends can make berthd buffer more. Replies
+ * buffer, which is read only while it holds less than one line (INPUT_MAX):
+ * a client that pipelines too much stops being read, and nothing it sends
+ * can make berthd buffer more. The socket is read here, not by the
+ * bufferevent (which only writes): its reads ask the kernel how much is
+ * waiting first, one more system call per request. Replies
  * are bounded the same way: a client that does not read them stops being
  * served once CONN_OUTPUT_PAUSE bytes wait for it, and is closed if it reads
  * none of them for --output-stall. A client that shuts down its sending side
@@ -19,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -28,6 +32,12 @@
 
 #include "berthd.h"
 #include "sockdir.h"
+
+/* Input held at most: one line past the limit, enough to tell a line that
+ * is too long. */
+#define INPUT_MAX ((size_t) PROTO_MAX_LINE + 1)
+/* Asked of the socket per read: a few pipelined requests at once. */
+#define READ_CHUNK ((size_t) 16384)
 
 static void conn_drop_holdings (struct conn *c)
 {
@@ -57,6 +67,9 @@ static void conn_free (struct conn *c)
     if (c->drained)
         evbuffer_remove_cb_entry (bufferevent_get_output (c->bev), c->drained);
     event_free (c->deferred);
+    /* before the bufferevent closes the socket it watches */
+    event_free (c->read_ev);
+    evbuffer_free (c->in);
     bufferevent_free (c->bev);
     free (c);
 }
@@ -64,8 +77,31 @@ static void conn_free (struct conn *c)
 void conn_kill (struct conn *c)
 {
     c->dead = true;
-    bufferevent_disable (c->bev, EV_READ | EV_WRITE);
+    event_del (c->read_ev);
+    bufferevent_disable (c->bev, EV_WRITE);
     event_active (c->deferred, 0, 0);
+}
+
+/* Watch the socket for requests while they may be read: not once the
+ * client has stopped sending or is being closed, not while its replies
+ * back up (paused), not while a full line waits. Added and removed only
+ * when that changes: each is an epoll_ctl. (A lingering connection is
+ * watched by conn_linger.) */
+static void conn_update_reading (struct conn *c)
+{
+    if (c->lingering)
+        return;
+    bool want = !c->dead && !c->eof && !c->closing && !c->paused
+                && evbuffer_get_length (c->in) < INPUT_MAX;
+    if (want == (event_pending (c->read_ev, EV_READ, NULL) != 0))
+        return;
+    if (!want)
+        event_del (c->read_ev);
+    else if (event_add (c->read_ev, NULL) < 0) {
+        log_msg (LOG_ERR, "cannot watch connection %llu for requests; "
+                 "closing it", (unsigned long long) c->serial);
+        conn_kill (c);
+    }
 }
 
 void conn_resume (struct conn *c)
@@ -90,10 +126,10 @@ static void conn_linger (struct conn *c)
         conn_kill (c);
         return;
     }
-    struct evbuffer *in = bufferevent_get_input (c->bev);
-    evbuffer_drain (in, evbuffer_get_length (in));
-    bufferevent_set_timeouts (c->bev, &tv, NULL);
-    bufferevent_enable (c->bev, EV_READ);
+    evbuffer_drain (c->in, evbuffer_get_length (c->in));
+    /* the timeout restarts with each read (a persistent event) */
+    if (event_add (c->read_ev, &tv) < 0)
+        conn_kill (c);
 }
 
 /* Write the replies now, while the client waits for them, instead of on
@@ -139,11 +175,12 @@ static void conn_wants_write (struct conn *c)
 static void conn_close_after_write (struct conn *c)
 {
     c->closing = true;
-    bufferevent_disable (c->bev, EV_READ);
     if (evbuffer_get_length (bufferevent_get_output (c->bev)) == 0)
         conn_linger (c);
-    else
+    else {
+        conn_update_reading (c);
         conn_wants_write (c);
+    }
 }
 
 /* Unsent output held in memory: all of it but the part of the events log
@@ -261,7 +298,7 @@ static void conn_pause (struct conn *c)
     struct timeval tv = seconds_tv (d->cfg.output_stall);
     c->paused = true;
     c->stall_mark = evbuffer_get_length (bufferevent_get_output (c->bev));
-    bufferevent_disable (c->bev, EV_READ);
+    conn_update_reading (c);
     if ((!c->stall_ev && !(c->stall_ev = evtimer_new (d->base, stall_cb, c)))
         || evtimer_add (c->stall_ev, &tv) < 0) {
         log_msg (LOG_ERR, "out of memory watching connection %llu; closing "
@@ -274,8 +311,7 @@ static void conn_unpause (struct conn *c)
 {
     c->paused = false;
     evtimer_del (c->stall_ev);
-    if (!c->eof && !c->closing && !c->dead)
-        bufferevent_enable (c->bev, EV_READ);
+    conn_update_reading (c);
     conn_resume (c);
 }
 
@@ -302,11 +338,13 @@ static void conn_process (struct conn *c)
     if (c->paused && !c->dead && evbuffer_get_length (bufferevent_get_output (c->bev))
                                  <= CONN_OUTPUT_PAUSE / 2)
         conn_unpause (c);
+    /* lines served make room to read more; a full line waiting, none */
+    conn_update_reading (c);
 }
 
 static void conn_process_lines (struct conn *c)
 {
-    struct evbuffer *in = bufferevent_get_input (c->bev);
+    struct evbuffer *in = c->in;
     while (!c->dead && !c->closing && !c->pending && !c->d->stopping) {
         size_t eol_len = 0;
         if (output_in_memory (c) >= CONN_OUTPUT_PAUSE) {
@@ -341,17 +379,6 @@ static void conn_process_lines (struct conn *c)
         dispatch_line (c, line, (size_t) p.pos);
         evbuffer_drain (in, whole);
     }
-}
-
-static void read_cb (struct bufferevent *bev, void *arg)
-{
-    struct conn *c = arg;
-    if (c->lingering) {
-        struct evbuffer *in = bufferevent_get_input (bev);
-        evbuffer_drain (in, evbuffer_get_length (in));
-        return;
-    }
-    conn_process (c);
 }
 
 /* Called whenever the unsent output drops to CONN_OUTPUT_PAUSE / 2 or
@@ -405,7 +432,7 @@ static void hup_cb (evutil_socket_t fd, short what, void *arg)
 static void conn_half_closed (struct conn *c)
 {
     struct berthd *d = c->d;
-    struct evbuffer *in = bufferevent_get_input (c->bev);
+    struct evbuffer *in = c->in;
     size_t have = evbuffer_get_length (in);
     if (!c->eof) {
         struct timeval tv = { 1, 0 };
@@ -422,38 +449,115 @@ static void conn_half_closed (struct conn *c)
         char ch = '\n';
         evbuffer_ptr_set (in, &last, have - 1, EVBUFFER_PTR_SET);
         evbuffer_copyout_from (in, &last, &ch, 1);
-        if (ch != '\n') {
-            /* the bufferevent keeps the end of its input for the socket,
-             * which has nothing more to give */
-            evbuffer_unfreeze (in, 0);
-            evbuffer_add (in, "\n", 1);
-            evbuffer_freeze (in, 0);
+        if (ch != '\n' && evbuffer_add (in, "\n", 1) < 0) {
+            log_msg (LOG_ERR, "out of memory reading a request; closing "
+                     "connection %llu", (unsigned long long) c->serial);
+            conn_kill (c);
+            return;
         }
     }
     conn_process (c);
 }
 
-static void event_cb (struct bufferevent *bev, short what, void *arg)
+/* The socket gave end-of-file (error: or failed). */
+static void conn_input_ended (struct conn *c, bool error)
 {
-    struct conn *c = arg;
-    if (c->lingering) {   /* the peer closed, or took too long to */
-        conn_free (c);
-        return;
-    }
-    if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
-        return;
-    if (!(what & BEV_EVENT_ERROR) && !c->closing && !peer_gone (c)) {
+    if (!error && !c->closing && !peer_gone (c)) {
         conn_half_closed (c);
         return;
     }
     /* The client is gone (or has stopped sending): what it held or waited
      * for ends now; what is still queued for it is written if it can be. */
     conn_drop_holdings (c);
-    if ((what & BEV_EVENT_ERROR)
-        || evbuffer_get_length (bufferevent_get_output (bev)) == 0)
+    if (error || evbuffer_get_length (bufferevent_get_output (c->bev)) == 0)
         conn_free (c);
     else
         conn_close_after_write (c);
+}
+
+/* Discard what a lingering connection's peer still sends; close when it
+ * closes, or has sent nothing for LINGER_SECONDS. */
+static void linger_read (struct conn *c, evutil_socket_t fd, short what)
+{
+    static char sink[16384];
+    if (!(what & EV_TIMEOUT)) {
+        ssize_t n = read (fd, sink, sizeof (sink));
+        if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK
+                                || errno == EINTR)))
+            return;
+    }
+    conn_free (c);
+}
+
+/* The socket is readable: one read into the input buffer, as much as the
+ * socket holds up to READ_CHUNK and the room left below INPUT_MAX (a read
+ * that fills what it asked for leaves the rest for the next turn), then
+ * serve the complete lines. */
+static void read_cb (evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    if (c->lingering) {
+        linger_read (c, fd, what);
+        return;
+    }
+    size_t have = evbuffer_get_length (c->in);
+    if (have >= INPUT_MAX || c->dead) {
+        conn_update_reading (c);
+        return;
+    }
+    size_t want = INPUT_MAX - have < READ_CHUNK ? INPUT_MAX - have : READ_CHUNK;
+    struct evbuffer_iovec v[2];
+    int nv = evbuffer_reserve_space (c->in, (ev_ssize_t) want, v, 2);
+    if (nv <= 0) {
+        log_msg (LOG_ERR, "out of memory reading a request; closing "
+                 "connection %llu", (unsigned long long) c->serial);
+        conn_kill (c);
+        return;
+    }
+    /* no more than asked for: the space given may be larger */
+    size_t left = want;
+    for (int i = 0; i < nv; i++) {
+        if (v[i].iov_len > left)
+            v[i].iov_len = left;
+        left -= v[i].iov_len;
+    }
+    if (nv == 2 && v[1].iov_len == 0)
+        nv = 1;
+    ssize_t n = nv == 1 ? read (fd, v[0].iov_base, v[0].iov_len)
+                        : readv (fd, v, nv);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (n <= 0) {             /* end of file, or the client is gone */
+        conn_input_ended (c, n < 0);
+        return;
+    }
+    size_t got = (size_t) n;
+    int used = 0;
+    for (; used < nv && got > 0; used++) {
+        if (v[used].iov_len > got)
+            v[used].iov_len = got;
+        got -= v[used].iov_len;
+    }
+    if (evbuffer_commit_space (c->in, v, used) < 0) {
+        log_msg (LOG_ERR, "could not keep a request read from connection "
+                 "%llu; closing it", (unsigned long long) c->serial);
+        conn_kill (c);
+        return;
+    }
+    conn_process (c);
+}
+
+/* The bufferevent only writes: what it reports is a failed write. */
+static void event_cb (struct bufferevent *bev, short what, void *arg)
+{
+    (void) bev;
+    struct conn *c = arg;
+    if (c->lingering) {
+        conn_free (c);
+        return;
+    }
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+        conn_input_ended (c, (what & BEV_EVENT_ERROR) != 0);
 }
 
 static void deferred_cb (evutil_socket_t fd, short what, void *arg)
@@ -483,12 +587,22 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
         return;
     }
     struct conn *c = calloc (1, sizeof (*c));
-    if (c)
+    if (c) {
         c->bev = bufferevent_socket_new (d->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    if (c && c->bev)
+        c->in = evbuffer_new ();
+        c->read_ev = event_new (d->base, fd, EV_READ | EV_PERSIST, read_cb, c);
         c->deferred = event_new (d->base, -1, 0, deferred_cb, c);
-    if (!c || !c->bev || !c->deferred) {
+    }
+    if (!c || !c->bev || !c->in || !c->read_ev || !c->deferred) {
         log_msg (LOG_ERR, "out of memory accepting a connection");
+        if (c) {
+            if (c->deferred)
+                event_free (c->deferred);
+            if (c->read_ev)
+                event_free (c->read_ev);
+            if (c->in)
+                evbuffer_free (c->in);
+        }
         if (c && c->bev)
             bufferevent_free (c->bev);
         else
@@ -505,10 +619,7 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
         d->conns->prev = c;
     d->conns = c;
     d->nconns++;
-    bufferevent_setcb (c->bev, read_cb, write_cb, event_cb, c);
-    /* Read at most one line past what is buffered: enough to tell a line
-     * that is too long, never more. */
-    bufferevent_setwatermark (c->bev, EV_READ, 0, PROTO_MAX_LINE + 1);
+    bufferevent_setcb (c->bev, NULL, write_cb, event_cb, c);
     bufferevent_setwatermark (c->bev, EV_WRITE, CONN_OUTPUT_PAUSE / 2, 0);
     c->drained = evbuffer_add_cb (bufferevent_get_output (c->bev),
                                   output_drained, c);
@@ -531,7 +642,7 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
         return;
     }
     /* writing is enabled only while output waits (conn_write_now) */
-    bufferevent_enable (c->bev, EV_READ);
+    conn_update_reading (c);
 }
 
 static void accept_again (evutil_socket_t fd, short what, void *arg)
