@@ -20,6 +20,7 @@ struct berth_client {
     json_t *events;        /* events read while waiting for a reply */
     bool watching;
     long long next_id;
+    double spin;           /* seconds to poll for a reply before sleeping */
 };
 
 struct berth_request {

@@ -59,6 +59,9 @@ static const char usage_text[] =
 "                            end: refuse (default) or warn\n"
 "  --output-stall T          close a connection that leaves more than 1 MiB of\n"
 "                            replies unread for T seconds (default 60)\n"
+"  --spin-us N               after reading a request, poll N microseconds for\n"
+"                            the next before sleeping (default 30; 0: sleep\n"
+"                            at once; never with a single CPU)\n"
 "  --help, --version\n"
 "\n"
 "Signals: SIGTERM or SIGINT drain (no new leases, waiting requests are\n"
@@ -113,7 +116,7 @@ enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
     OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL,
-    OPT_DEADLINE, OPT_STALL, OPT_HELP,
+    OPT_DEADLINE, OPT_STALL, OPT_SPIN, OPT_HELP,
     OPT_VERSION,
 };
 
@@ -135,6 +138,7 @@ static const struct option long_options[] = {
     { "journal-records", required_argument, NULL, OPT_JOURNAL },
     { "deadline-policy", required_argument, NULL, OPT_DEADLINE },
     { "output-stall", required_argument, NULL, OPT_STALL },
+    { "spin-us", required_argument, NULL, OPT_SPIN },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
@@ -178,7 +182,7 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         .starvation_overtakes = WAITQUEUE_DEFAULT_OVERTAKES,
         .starvation_seconds = WAITQUEUE_DEFAULT_MAX_WAIT,
         .drain_timeout = 60, .reclaim_grace = 30, .configs = configs,
-        .journal_records = 4096, .output_stall = 60,
+        .journal_records = 4096, .output_stall = 60, .spin_us = 30,
     };
     opterr = 0;
     while ((c = getopt_long (argc, argv, ":", long_options, NULL)) != -1) {
@@ -223,6 +227,9 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         case OPT_STALL:
             rc = parse_seconds ("output-stall", optarg, &cfg->output_stall,
                                 err);
+            break;
+        case OPT_SPIN:
+            rc = parse_int ("spin-us", optarg, 0, 10000, &cfg->spin_us, err);
             break;
         case OPT_JOURNAL:
             rc = parse_int ("journal-records", optarg, 16, 1 << 24,
@@ -628,7 +635,7 @@ int main (int argc, char **argv)
     }
     else
         print_ready (&d.cfg, d.socket_path);
-    event_base_dispatch (d.base);
+    berthd_loop (&d);
     code = d.exit_code;
     teardown (&d);
     return code;

@@ -55,6 +55,8 @@ struct berthd_config {
                                      closed */
     enum deadline_policy deadline_policy;   /* a step that runs past the
                                                job's end: refuse or warn */
+    int spin_us;                  /* poll this long after a read before
+                                     sleeping (event_loop.c); 0: never */
 };
 
 struct conn;
@@ -64,6 +66,7 @@ struct pending;
 struct berthd {
     struct berthd_config cfg;
     struct event_base *base;
+    unsigned long reads;          /* reads from clients so far */
     struct machine *machine;
     struct allocation *alloc;
     struct launcher_caps caps;
@@ -226,6 +229,10 @@ void conn_resume (struct conn *c);        /* read further requests soon */
 void conn_kill (struct conn *c);          /* close soon, from the loop */
 void server_flush_all (struct berthd *d);
 void server_free_conns (struct berthd *d);   /* at exit */
+
+/* event_loop.c */
+double berthd_monotonic (void);
+void berthd_loop (struct berthd *d);   /* until the base is told to stop */
 
 /* dispatch.c */
 void dispatch_line (struct conn *c, const char *line, size_t len);

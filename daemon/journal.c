@@ -20,8 +20,9 @@
  * lines. A release that cannot be recorded still ends the lease (the
  * client is done with it); the journal is then rewritten from the live
  * leases before the next grant, so the missing record cannot resurrect a
- * lease over cores granted since. Appends are not fsync'd: a crash of
- * berthd keeps what the kernel has; a crash of the node ends the job. */
+ * lease over cores granted since. Neither appends nor rewrites are
+ * fsync'd: a crash of berthd keeps what the kernel has; a crash of the node
+ * ends the job, and its journal with it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,32 +40,6 @@
 #define JOURNAL_COMPACT_FACTOR 4
 
 /* ---- records ---- */
-
-static json_t *grant_record (struct berthd *d, const struct lease *ls)
-{
-    const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
-    struct proto_lease pl;
-    if (!ll)
-        return NULL;
-    lease_to_proto (ls, false, &pl);   /* the env follows from the lease */
-    json_t *lj = proto_lease_json (&pl), *held = journal_held_json (ll);
-    if (!lj || !held) {
-        json_decref (lj);
-        json_decref (held);
-        return NULL;
-    }
-    return json_pack ("{s:s s:I s:f s:o s:s s:b s:o s:i s:i s:i s:o s:o}",
-                      "op", "grant", "id", (json_int_t) ls->id,
-                      "time", ls->granted,
-                      "shape", journal_shape_json (&ls->shape),
-                      "layout", journal_layout_name (ls->layout),
-                      "detached", ls->detached,
-                      "expires", ls->expires >= 0 ? json_real (ls->expires)
-                                                  : json_null (),
-                      "owner", (int) ls->owner_pid,
-                      "peer_pid", (int) ls->peer_pid, "uid", (int) ls->uid,
-                      "lease", lj, "held", held);
-}
 
 static void maybe_compact (struct berthd *d)
 {
@@ -99,42 +74,76 @@ static void list_lease (void *value, void *arg)
     l->v[l->n++] = value;
 }
 
+static char *grant_line (struct berthd *d, const struct lease *ls,
+                         const struct lease_text *lt, size_t *len)
+{
+    const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
+    if (!ll)
+        return NULL;
+    struct grant_record_facts g = {
+        .id = ls->id, .shape = &ls->shape,
+        .layout = journal_layout_name (ls->layout),
+        .detached = ls->detached, .expires = ls->expires,
+        .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
+        .uid = (int) ls->uid, .held = ll,
+    };
+    return grant_record_line (lt, &g, len);
+}
+
 /* Rewrite the journal as the start record and the live grants (without
- * skip, a lease being granted that is not to be recorded yet). */
+ * skip, a lease being granted that is not to be recorded yet). The grants
+ * are written as text, as the request path writes them: with jansson a
+ * compaction of a few hundred leases held every request up for
+ * milliseconds. */
 static int compact (struct berthd *d, const struct lease *skip,
                     berth_error_t *err)
 {
-    size_t n = idmap_count (d->leases);
+    size_t n = idmap_count (d->leases), k = 0, len = 0;
     struct lease_list l = { malloc ((n + 1) * sizeof (*l.v)), 0 };
-    json_t **recs = calloc (n + 1, sizeof (*recs));
-    size_t k = 0;
+    json_t *start = json_copy (d->journal_start);
+    char *text = NULL, *line = NULL;
+    FILE *f = open_memstream (&text, &len);
     int rc = -1;
-    if (!l.v || !recs) {
-        errprintf (err, "out of memory");
-        goto done;
-    }
-    idmap_each (d->leases, list_lease, &l);
-    qsort (l.v, l.n, sizeof (*l.v), by_lease_id);
-    recs[k] = json_copy (d->journal_start);
-    if (!recs[k] || json_object_set_new (recs[k], "next_id", json_integer (
-                        (json_int_t) ledger_next_id (d->ledger))) < 0
-        || json_object_set_new (recs[k], "compacted",
-                                json_real (now_wall ())) < 0) {
+    if (!l.v || !start || !f
+        || json_object_set_new (start, "next_id", json_integer (
+                                (json_int_t) ledger_next_id (d->ledger))) < 0
+        || json_object_set_new (start, "compacted", json_real (now_wall ())) < 0
+        || !(line = proto_line (start)) || fputs (line, f) < 0) {
         errprintf (err, "out of memory");
         goto done;
     }
     k++;
+    idmap_each (d->leases, list_lease, &l);
+    qsort (l.v, l.n, sizeof (*l.v), by_lease_id);
     for (size_t i = 0; i < l.n; i++) {
         if (l.v[i] == skip)
             continue;
-        if (!(recs[k++] = grant_record (d, l.v[i]))) {
+        struct proto_lease pl;
+        struct lease_text lt;
+        size_t glen = 0;
+        char *g = NULL;
+        lease_to_proto (l.v[i], false, &pl);
+        if (lease_text_build (&pl, &lt) == 0) {
+            g = grant_line (d, l.v[i], &lt, &glen);
+            lease_text_free (&lt);
+        }
+        bool written = g && fwrite (g, 1, glen, f) == glen;
+        free (g);
+        if (!written) {
             errprintf (err, "out of memory recording %s", l.v[i]->name);
             goto done;
         }
+        k++;
     }
+    if (fclose (f) != 0) {
+        f = NULL;
+        errprintf (err, "out of memory");
+        goto done;
+    }
+    f = NULL;
     int fd;
     off_t size;
-    if (journal_rewrite (d->journal_path, recs, k, &fd, &size, err) < 0)
+    if (journal_rewrite_text (d->journal_path, text, len, &fd, &size, err) < 0)
         goto done;
     close (d->journal_fd);
     d->journal_fd = fd;
@@ -145,9 +154,11 @@ static int compact (struct berthd *d, const struct lease *skip,
     d->journal_compactions++;
     rc = 0;
 done:
-    for (size_t i = 0; recs && i < k; i++)
-        json_decref (recs[i]);
-    free (recs);
+    if (f)
+        fclose (f);
+    free (text);
+    free (line);
+    json_decref (start);
     free (l.v);
     return rc;
 }
@@ -174,22 +185,6 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
 /* The grant record as a line, written from the lease's text: the same
  * record as grant_record, without building it as JSON values (that and
  * dumping it were most of what a grant cost). */
-static char *grant_line (struct berthd *d, const struct lease *ls,
-                         const struct lease_text *lt, size_t *len)
-{
-    const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
-    if (!ll)
-        return NULL;
-    struct grant_record_facts g = {
-        .id = ls->id, .shape = &ls->shape,
-        .layout = journal_layout_name (ls->layout),
-        .detached = ls->detached, .expires = ls->expires,
-        .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
-        .uid = (int) ls->uid, .held = ll,
-    };
-    return grant_record_line (lt, &g, len);
-}
-
 int journal_grant (struct berthd *d, const struct lease *ls,
                    const struct lease_text *lt, berth_error_t *err)
 {

@@ -444,19 +444,8 @@ int journal_append (int fd, const char *path, off_t *size, json_t *rec,
     return rc;
 }
 
-static void sync_dir (const char *path)
-{
-    char buf[PATH_MAX];
-    snprintf (buf, sizeof (buf), "%s", path);
-    int fd = open (dirname (buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync (fd);     /* best effort: the rename is already done */
-        close (fd);
-    }
-}
-
-int journal_rewrite (const char *path, json_t *const *recs, size_t n,
-                     int *fdp, off_t *sizep, berth_error_t *err)
+int journal_rewrite_text (const char *path, const char *text, size_t len,
+                          int *fdp, off_t *sizep, berth_error_t *err)
 {
     char tmp[PATH_MAX + 8];
     if (snprintf (tmp, sizeof (tmp), "%s.tmp", path) >= (int) sizeof (tmp))
@@ -465,37 +454,44 @@ int journal_rewrite (const char *path, json_t *const *recs, size_t n,
                    0600);
     if (fd < 0)
         return errprintf (err, "cannot create %s: %s", tmp, strerror (errno));
-    off_t size = 0;
-    for (size_t i = 0; i < n; i++) {
-        char *line = proto_line (recs[i]);
-        if (!line) {
-            errprintf (err, "out of memory writing %s", tmp);
-            goto fail;
-        }
-        size_t len = strlen (line);
-        int rc = write_all (fd, line, len);
-        free (line);
-        if (rc < 0) {
-            errprintf (err, "cannot write %s: %s", tmp, strerror (errno));
-            goto fail;
-        }
-        size += (off_t) len;
-    }
-    if (fsync (fd) < 0) {
-        errprintf (err, "cannot flush %s to disk: %s", tmp, strerror (errno));
+    if (write_all (fd, text, len) < 0) {
+        errprintf (err, "cannot write %s: %s", tmp, strerror (errno));
         goto fail;
     }
+    /* Not fsync'd, as appends are not: the journal outlives a crash of
+     * berthd, which the rename makes atomic, while a crash of the node ends
+     * the job. A flush here stalled every request behind a compaction for
+     * milliseconds. */
     if (rename (tmp, path) < 0) {
         errprintf (err, "cannot rename %s to %s: %s", tmp, path,
                    strerror (errno));
         goto fail;
     }
-    sync_dir (path);
     *fdp = fd;
-    *sizep = size;
+    *sizep = (off_t) len;
     return 0;
 fail:
     close (fd);
     unlink (tmp);
     return -1;
+}
+
+int journal_rewrite (const char *path, json_t *const *recs, size_t n,
+                     int *fdp, off_t *sizep, berth_error_t *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&text, &len);
+    bool ok = f != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        char *line = proto_line (recs[i]);
+        ok = line && fputs (line, f) >= 0;
+        free (line);
+    }
+    if (f && fclose (f) != 0)
+        ok = false;
+    int rc = ok ? journal_rewrite_text (path, text, len, fdp, sizep, err)
+                : errprintf (err, "out of memory writing %s", path);
+    free (text);
+    return rc;
 }

@@ -531,6 +531,7 @@ static void read_cb (evutil_socket_t fd, short what, void *arg)
         conn_input_ended (c, n < 0);
         return;
     }
+    c->d->reads++;
     size_t got = (size_t) n;
     int used = 0;
     for (; used < nv && got > 0; used++) {

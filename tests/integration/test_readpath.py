@@ -5,12 +5,15 @@ lines split across many small writes and across reads, pipelined batches
 larger than one read, a full input buffer while a request waits (reading
 stops, then resumes), the limit at 65536/65537 bytes, end-of-file in the
 middle of a line, and, where strace can watch berthd, no FIONREAD ioctl and
-no epoll_ctl per request.
+no epoll_ctl per request. Then the polling before sleeping, where strace can
+watch: berthd's after a read (--spin-us) and libberth's while it waits for a
+reply (BERTH_CLIENT_SPIN_US).
 
-usage: BERTHD=build/daemon/berthd test_readpath.py
+usage: BERTH=build/client/berth BERTHD=build/daemon/berthd test_readpath.py
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -24,6 +27,7 @@ from harness import CORES_PER_NODE, NODES, Checks, Daemon, status, wait_until  #
 
 t = Checks()
 ALL = CORES_PER_NODE * len(NODES)
+BERTH = os.environ.get("BERTH", "")
 
 
 def raw(d, timeout=20):
@@ -227,27 +231,115 @@ def strace_counts(path):
     return counts
 
 
+def attach_strace(pid, trace, out):
+    """strace -f -e trace=... -o out attached to pid; None (and a skip line)
+    where strace is missing or cannot attach."""
+    strace = shutil.which("strace")
+    if not strace:
+        print("skipped: no strace")
+        return None
+    st = subprocess.Popen([strace, "-f", "-e", "trace=" + trace, "-o", out, "-p", str(pid)],
+                          stderr=subprocess.PIPE, text=True)
+    attached = st.stderr.readline()
+    if "attached" not in attached:
+        st.wait()
+        print(f"skipped: strace cannot attach here ({attached.strip()})")
+        return None
+    return st
+
+
+def zero_timeout_polls(path):
+    """epoll_wait calls with a zero timeout (polls) in an strace -o file."""
+    with open(path) as f:
+        return sum(1 for line in f if "epoll_wait" in line and re.search(r", 0\) += ", line))
+
+
+def test_daemon_spin():
+    """After a read berthd polls for --spin-us before it sleeps (epoll_wait
+    with a zero timeout until the next request comes); with 0 it sleeps at
+    once. 100 acquire+release pairs each way."""
+    if len(os.sched_getaffinity(0)) < 2:
+        print("skipped: one CPU (berthd does not poll there)")
+        return
+    pairs = 100
+    polls = {}
+    for spin in ("30", "0"):
+        d = Daemon(args=("--spin-us", spin))
+        try:
+            d.start()
+            c = d.client()
+            c.request("hello")
+            out = os.path.join(d.dir, "strace.out")
+            st = attach_strace(d.proc.pid, "epoll_wait", out)
+            if not st:
+                return
+            c.request("hello")
+            time.sleep(0.2)
+            before = zero_timeout_polls(out)
+            for _ in range(pairs):
+                r = c.request("acquire", cores=1)
+                c.request("release", lease=r["lease"])
+            after = zero_timeout_polls(out)
+            st.send_signal(2)
+            st.communicate(timeout=10)
+            c.close()
+            polls[spin] = after - before
+        finally:
+            d.cleanup()
+    t.check(polls["30"] >= pairs, "--spin-us 30: berthd polls between requests",
+            str(polls))
+    t.check(polls["0"] < pairs // 2, "--spin-us 0: berthd sleeps at once", str(polls))
+
+
+def test_client_spin():
+    """libberth (here in `berth acquire`, waiting behind a lease that holds
+    every core) polls for its reply before it sleeps: many non-blocking
+    reads with BERTH_CLIENT_SPIN_US=2000, one per wait with 0."""
+    if len(os.sched_getaffinity(0)) < 2:
+        print("skipped: one CPU (libberth does not poll there)")
+        return
+    strace = shutil.which("strace")
+    if not strace:
+        print("skipped: no strace")
+        return
+    d = Daemon()
+    polls = {}
+    try:
+        d.start()
+        c = d.client()
+        held = c.request("acquire", cores=ALL, may_span_nodes=True)
+        t.check(held.get("ok") is True, "a lease holds every core", str(held))
+        for spin in ("2000", "0"):
+            out = os.path.join(d.dir, f"strace-{spin}.out")
+            env = dict(os.environ, BERTH_SOCKET=d.sock, BERTH_CLIENT_SPIN_US=spin)
+            r = subprocess.run([strace, "-f", "-e", "trace=recvfrom,read", "-o", out,
+                                BERTH, "acquire", "--cores", "1", "--timeout", "0.3"],
+                               env=env, capture_output=True, text=True, timeout=60)
+            t.check(r.returncode != 0 and "timeout" in r.stderr,
+                    f"spin {spin}: the acquire waits, then times out", r.stderr[-300:])
+            with open(out) as f:
+                polls[spin] = sum(1 for line in f if "MSG_DONTWAIT" in line)
+        c.close()
+    finally:
+        d.cleanup()
+    t.check(polls["2000"] > 20, "BERTH_CLIENT_SPIN_US=2000: libberth polls for its reply",
+            str(polls))
+    t.check(polls["0"] <= 3, "BERTH_CLIENT_SPIN_US=0: it sleeps at once", str(polls))
+
+
 def test_syscalls():
     """One client, 200 acquire+release pairs: berthd asks no FIONREAD and
     arranges no epoll_ctl per request (one read per request, the reply
     written at once). Needs strace and the right to attach to berthd:
     skipped without."""
-    strace = shutil.which("strace")
-    if not strace:
-        print("skipped: no strace")
-        return
     d = Daemon()
     try:
         d.start()
         c = d.client()
         c.request("hello")
         out = os.path.join(d.dir, "strace.out")
-        st = subprocess.Popen([strace, "-f", "-e", "trace=ioctl,read,readv,epoll_ctl", "-o", out,
-                               "-p", str(d.proc.pid)], stderr=subprocess.PIPE, text=True)
-        attached = st.stderr.readline()
-        if "attached" not in attached:
-            st.wait()
-            print(f"skipped: strace cannot attach here ({attached.strip()})")
+        st = attach_strace(d.proc.pid, "ioctl,read,readv,epoll_ctl", out)
+        if not st:
             return
         c.request("hello")
         time.sleep(0.2)
@@ -274,7 +366,7 @@ def test_syscalls():
 def main():
     t.run_on(Daemon(), (test_split_writes, test_pipelined_batches, test_full_input_while_waiting,
                         test_line_limit, test_eof_mid_line))
-    t.run_each((test_syscalls,))
+    t.run_each((test_syscalls, test_daemon_spin, test_client_spin))
     t.finish()
 
 
