@@ -137,6 +137,7 @@ struct load {
     struct lconn *c;
     int n;
     long ops, errors;
+    long over;                /* operations slower than 5 ms */
     double maxlat;            /* seconds */
     double *lat;              /* a sample of latencies, seconds */
     size_t nlat, caplat;
@@ -215,6 +216,7 @@ static void reply (struct load *ld, struct lconn *c, char *line, double now)
     double lat = now - c->sent;
     if (lat > ld->maxlat)
         ld->maxlat = lat;
+    ld->over += lat > 0.005;
     if (ld->nlat < ld->caplat)
         ld->lat[ld->nlat++] = lat;
     ld->ops++;
@@ -393,7 +395,8 @@ int main (int argc, char **argv)
     long grants = (long) runs * (pairs + pairs / 10);
 
     /* 2 */
-    double tput[8], worst[8], lat50[8], lat99[8], dcpu[8], ccpu[8];
+    double tput[8], worst[8], lat50[8], lat99[8], lat999[8], dcpu[8], ccpu[8];
+    long all_ops = 0, all_over = 0;
     for (int i = 0; i < runs; i++) {
         struct load ld;
         load_open (&ld, d.socket, nconc, depth, 2000000);
@@ -409,6 +412,9 @@ int main (int argc, char **argv)
         worst[i] = ld.maxlat * 1e3;
         lat50[i] = bench_quantile (ld.lat, ld.nlat, 0.5) * 1e6;
         lat99[i] = bench_quantile (ld.lat, ld.nlat, 0.99) * 1e6;
+        lat999[i] = bench_quantile (ld.lat, ld.nlat, 0.999) * 1e6;
+        all_ops += ld.ops;
+        all_over += ld.over;
         grants += ld.ops / 2;
         load_close (&ld);
     }
@@ -417,6 +423,8 @@ int main (int argc, char **argv)
         if (worst[i] > slowest)
             slowest = worst[i];
     double olat50 = bench_median (lat50, runs), olat99 = bench_median (lat99, runs);
+    double olat999 = bench_median (lat999, runs);
+    double over_pct = all_ops ? 100.0 * (double) all_over / (double) all_ops : 0;
     double dcpu_op = bench_median (dcpu, runs), ccpu_op = bench_median (ccpu, runs);
 
     /* 3: the grants so far are behind the daemon; make them 100,000 */
@@ -449,6 +457,8 @@ int main (int argc, char **argv)
     printf ("  %d clients, %d pipelined each: %.0f ops/s, slowest op %.2f ms "
             "(p50 %.0f us, p99 %.0f us)   targets: >= 100000 ops/s, none over "
             "5 ms\n", nconc, depth, ops, slowest, olat50, olat99);
+    printf ("    p99.9 %.0f us; %ld of %ld operations (%.3f%%) over 5 ms\n", olat999,
+            all_over, all_ops, over_pct);
     printf ("    CPU per operation: berthd %.2f us, load generator %.2f us "
             "(one core each would allow %.0f ops/s)\n", dcpu_op, ccpu_op,
             1e6 / (dcpu_op > ccpu_op ? dcpu_op : ccpu_op));
@@ -460,7 +470,7 @@ int main (int argc, char **argv)
             busy.pair_p50);
     bench_write_json (a.json, json_pack (
         "{s:s s:b s:i s:i s:{s:i s:f s:f s:f s:f s:f s:f s:f} "
-        "s:{s:i s:i s:f s:f s:f s:f s:f s:f s:f} "
+        "s:{s:i s:i s:f s:f s:f s:f s:f s:f s:I s:I s:f s:f} "
         "s:{s:i s:I s:f s:f s:f s:f s:f} s:{s:b s:b s:b s:b}}",
         "benchmark", "socket", "quick", a.quick, "runs", runs, "nodes", NODES,
         "one_client", "pairs", pairs, "pair_p50_us", rtt50, "pair_p99_us",
@@ -469,7 +479,8 @@ int main (int argc, char **argv)
         "socket_floor_p99_us", floor99,
         "concurrent", "clients", nconc, "depth", depth, "seconds", seconds,
         "ops_per_s", ops, "slowest_ms", slowest, "p50_us", olat50, "p99_us",
-        olat99, "berthd_cpu_us_per_op", dcpu_op, "client_cpu_us_per_op",
+        olat99, "p999_us", olat999, "over_5ms", (json_int_t) all_over,
+        "ops_total", (json_int_t) all_ops, "berthd_cpu_us_per_op", dcpu_op, "client_cpu_us_per_op",
         ccpu_op,
         "held", "clients", nhold, "grants_behind", (json_int_t) grants,
         "rss_mib", rss / 1024.0, "peak_rss_mib", hwm / 1024.0,
