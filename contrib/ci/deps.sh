@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential clang meson ninja-build pkg-config python3
       libevent-dev libjansson-dev libjsmn-dev libsystemd-dev check
-      systemd tmux parallel valgrind
+      systemd tmux parallel valgrind strace
       slurmctld slurmd slurm-client munge slurm-wlm-torque)
 missing=()
 for p in "${pkgs[@]}"; do
