@@ -214,6 +214,63 @@ bool json_scan_is (const struct json_scan *s, int i, const char *name)
            && !memcmp (s->line + t->start, name, n);
 }
 
+bool json_scan_given (const struct json_scan *s, int i)
+{
+    return i >= 0 && s->tokens[i].kind != JSON_SCAN_NULL;
+}
+
+/* Which of names key token k is; -1 for none. (json_scan_is without its
+ * strlen per name: a key's bytes hold no NUL, so strncmp stops within a
+ * shorter name, and only a name that matches all len bytes is read at len.) */
+static int member_of (const struct json_scan *s, int k, const char *const *names, int n)
+{
+    const struct json_scan_token *t = &s->tokens[k];
+    size_t len = (size_t) (t->end - t->start);
+    const char *key = s->line + t->start;
+    if (t->kind != JSON_SCAN_STRING || len == 0)
+        return -1;            /* no name is empty */
+    for (int m = 0; m < n; m++)
+        if (names[m][0] == key[0] && strncmp (names[m], key, len) == 0
+            && names[m][len] == '\0')
+            return m;
+    return -1;
+}
+
+int json_scan_members (const struct json_scan *s, int obj, const char *const *names,
+                       int n, int *at)
+{
+    if (s->tokens[obj].kind != JSON_SCAN_OBJECT)
+        return DECLINE;
+    for (int m = 0; m < n; m++)
+        at[m] = -1;
+    int k = obj + 1;
+    for (int i = 0; i < s->tokens[obj].size; i++) {
+        int m = member_of (s, k, names, n);
+        if (m < 0)
+            return DECLINE;
+        at[m] = k + 1;          /* keys_unique has refused a key given twice */
+        k = json_scan_skip (s, k + 1);
+    }
+    return 0;
+}
+
+bool json_scan_string_in (const struct json_scan *s, int i, size_t min, size_t max)
+{
+    const struct json_scan_token *t = &s->tokens[i];
+    size_t n = (size_t) (t->end - t->start);
+    return t->kind == JSON_SCAN_STRING && n >= min && n <= max;
+}
+
+int json_scan_integer_in (const struct json_scan *s, int i, long long min,
+                          long long max, long long *out)
+{
+    long long v;
+    if (json_scan_integer (s, i, &v) < 0 || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int json_scan_integer (const struct json_scan *s, int i, long long *out)
 {
     const struct json_scan_token *t = &s->tokens[i];

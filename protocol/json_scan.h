@@ -61,6 +61,24 @@ int json_scan_skip (const struct json_scan *s, int i);
 /* Does token i (a string) hold exactly name? */
 bool json_scan_is (const struct json_scan *s, int i, const char *name);
 
+/* Is token i there (i >= 0) and not null? The protocol reads null as a
+ * member left out. */
+bool json_scan_given (const struct json_scan *s, int i);
+
+/* The value tokens of object token obj's members by name: at[m] for
+ * names[m], -1 when not there. 0, or 1 when obj is not an object or has a
+ * member not in names. */
+int json_scan_members (const struct json_scan *s, int obj, const char *const *names,
+                       int n, int *at);
+
+/* Does token i hold a string of min to max bytes? (A scanned string is
+ * printable ASCII: it holds no control character and no NUL.) */
+bool json_scan_string_in (const struct json_scan *s, int i, size_t min, size_t max);
+
+/* Token i's integer, when it is one from min to max; else -1. */
+int json_scan_integer_in (const struct json_scan *s, int i, long long min,
+                          long long max, long long *out);
+
 /* Token i's value, when it is of that kind: integer (as jansson reads it),
  * real (an integer token reads as a real too, as jansson's json_number_value
  * does) and a new copy of a string (*out NULL and 0 returned for null, when

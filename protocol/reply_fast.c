@@ -16,71 +16,12 @@ static const struct json_scan_token *tok (const struct json_scan *s, int i)
     return &s->tokens[i];
 }
 
-/* JSON null stands for a member left out, as codec.c's absent(). */
-static bool given (const struct json_scan *s, int i)
-{
-    return i >= 0 && tok (s, i)->kind != JSON_SCAN_NULL;
-}
-
-/* Which of names key token k is; -1 for none. (json_scan_is without its
- * strlen per name: a key's bytes hold no NUL, so strncmp stops within a
- * shorter name, and only a name that matches all len bytes is read at len.) */
-static int member_of (const struct json_scan *s, int k, const char *const *names, int n)
-{
-    const struct json_scan_token *t = tok (s, k);
-    size_t len = (size_t) (t->end - t->start);
-    const char *key = s->line + t->start;
-    if (t->kind != JSON_SCAN_STRING || len == 0)
-        return -1;            /* no name is empty */
-    for (int m = 0; m < n; m++)
-        if (names[m][0] == key[0] && strncmp (names[m], key, len) == 0
-            && names[m][len] == '\0')
-            return m;
-    return -1;
-}
-
-/* The value tokens of object token obj's members, by name (-1: not there);
- * declines an object with a member not in names. */
-static int members (const struct json_scan *s, int obj, const char *const *names,
-                    int n, int *at)
-{
-    if (tok (s, obj)->kind != JSON_SCAN_OBJECT)
-        return DECLINE;
-    for (int m = 0; m < n; m++)
-        at[m] = -1;
-    int k = obj + 1;
-    for (int i = 0; i < tok (s, obj)->size; i++) {
-        int m = member_of (s, k, names, n);
-        if (m < 0)
-            return DECLINE;
-        at[m] = k + 1;          /* the scanner has refused a key given twice */
-        k = json_scan_skip (s, k + 1);
-    }
-    return 0;
-}
-
-/* codec.c get_int (present and not null). */
-static int get_int (const struct json_scan *s, int i, long long min, long long max,
-                    long long *out)
-{
-    long long v;
-    if (json_scan_integer (s, i, &v) < 0 || v < min || v > max)
-        return DECLINE;
-    *out = v;
-    return 0;
-}
-
-/* codec.c get_name (present and not null): 1 to PROTO_MAX_NAME bytes, no
- * control character. */
+/* codec.c get_name (present and not null): 1 to PROTO_MAX_NAME bytes (a
+ * scanned string has no control character). */
 static int get_name (const struct json_scan *s, int i, char **out)
 {
-    const struct json_scan_token *t = tok (s, i);
-    if (t->kind != JSON_SCAN_STRING || t->end - t->start < 1
-        || t->end - t->start > PROTO_MAX_NAME)
+    if (!json_scan_string_in (s, i, 1, PROTO_MAX_NAME))
         return DECLINE;
-    for (int k = t->start; k < t->end; k++)
-        if ((unsigned char) s->line[k] < 0x20 || s->line[k] == 0x7f)
-            return DECLINE;
     return json_scan_strdup (s, i, false, out) < 0 ? DECLINE : 0;
 }
 
@@ -96,7 +37,7 @@ static int get_ids (const struct json_scan *s, int i, int **ids, int *count)
         return DECLINE;
     for (int k = 0; k < n; k++) {     /* items are scalars, or declined */
         long long v;
-        if (get_int (s, i + 1 + k, 0, PROTO_MAX_COUNT, &v)) {
+        if (json_scan_integer_in (s, i + 1 + k, 0, PROTO_MAX_COUNT, &v)) {
             free (a);
             return DECLINE;
         }
@@ -113,7 +54,7 @@ static int get_placement (const struct json_scan *s, int i, struct placement *ou
     static const char *const names[] = { "nodes", "cores", "gpus", "gpu_ids" };
     int at[4];
     struct placement p = { 0 };
-    if (members (s, i, names, 4, at) || at[0] < 0 || at[1] < 0)
+    if (json_scan_members (s, i, names, 4, at) || at[0] < 0 || at[1] < 0)
         return DECLINE;
     int nodes = at[0], cores = at[1], n = tok (s, nodes)->size;
     if (tok (s, nodes)->kind != JSON_SCAN_ARRAY || n < 1 || n > PROTO_MAX_COUNT
@@ -130,12 +71,12 @@ static int get_placement (const struct json_scan *s, int i, struct placement *ou
             goto decline;
         c = json_scan_skip (s, c);
     }
-    if (given (s, at[3]) && get_ids (s, at[3], &p.gpu_ids, &p.ngpu_ids))
+    if (json_scan_given (s, at[3]) && get_ids (s, at[3], &p.gpu_ids, &p.ngpu_ids))
         goto decline;
     p.gpus = p.ngpu_ids;
     long long gpus;
-    if (given (s, at[2])) {
-        if (get_int (s, at[2], 0, PROTO_MAX_COUNT, &gpus))
+    if (json_scan_given (s, at[2])) {
+        if (json_scan_integer_in (s, at[2], 0, PROTO_MAX_COUNT, &gpus))
             goto decline;
         p.gpus = (int) gpus;
     }
@@ -202,13 +143,13 @@ static int get_launch (const struct json_scan *s, int argv, int delta, struct la
     static const char *const names[] = { "unset", "set" };
     struct launch l = { 0 };
     int at[2];
-    if (given (s, argv) && get_argv (s, argv, &l))
+    if (json_scan_given (s, argv) && get_argv (s, argv, &l))
         goto decline;
-    if (given (s, delta)) {
-        if (members (s, delta, names, 2, at))
+    if (json_scan_given (s, delta)) {
+        if (json_scan_members (s, delta, names, 2, at))
             goto decline;
-        int unset = at[0], n = given (s, unset) ? tok (s, unset)->size : 0;
-        if (given (s, unset) && tok (s, unset)->kind != JSON_SCAN_ARRAY)
+        int unset = at[0], n = json_scan_given (s, unset) ? tok (s, unset)->size : 0;
+        if (json_scan_given (s, unset) && tok (s, unset)->kind != JSON_SCAN_ARRAY)
             goto decline;
         if (n && !(l.env_unset = calloc ((size_t) n + 1, sizeof (char *))))
             goto decline;
@@ -217,7 +158,8 @@ static int get_launch (const struct json_scan *s, int argv, int delta, struct la
                 goto decline;
             l.n_unset = k + 1;
         }
-        if (given (s, at[1]) && get_env_items (s, at[1], &l.env_set, &l.n_set))
+        if (json_scan_given (s, at[1])
+            && get_env_items (s, at[1], &l.env_set, &l.n_set))
             goto decline;
     }
     *out = l;
@@ -246,7 +188,7 @@ static int reply_shell (struct json_scan *s, const char *line, size_t len, int n
 {
     long long id;
     if (len > PROTO_MAX_REPLY || json_scan_parse (s, line, len)
-        || members (s, 0, reply_members, nmembers, at)
+        || json_scan_members (s, 0, reply_members, nmembers, at)
         || at[M_ID] < 0 || json_scan_integer (s, at[M_ID], &id) < 0
         || at[M_OK] < 0 || tok (s, at[M_OK])->kind != JSON_SCAN_TRUE)
         return DECLINE;
@@ -266,32 +208,33 @@ int proto_fast_lease_reply (const char *line, size_t len, struct proto_fast_repl
     struct proto_lease l;
 
     if (reply_shell (&s, line, len, NMEMBERS, at, &shell)
-        || !given (&s, at[M_LEASE]) || !given (&s, at[M_PLACEMENT]))
+        || !json_scan_given (&s, at[M_LEASE]) || !json_scan_given (&s, at[M_PLACEMENT]))
         return DECLINE;
     proto_lease_init (&l);
     if (get_name (&s, at[M_LEASE], &l.id)
-        || (given (&s, at[M_LABEL]) && get_name (&s, at[M_LABEL], &l.label))
+        || (json_scan_given (&s, at[M_LABEL]) && get_name (&s, at[M_LABEL], &l.label))
         || get_placement (&s, at[M_PLACEMENT], &l.placement))
         goto decline;
-    if (given (&s, at[M_MEMORY_CAP])) {
-        if (get_int (&s, at[M_MEMORY_CAP], 0, PROTO_MAX_MEMORY_MB, &v))
+    if (json_scan_given (&s, at[M_MEMORY_CAP])) {
+        if (json_scan_integer_in (&s, at[M_MEMORY_CAP], 0, PROTO_MAX_MEMORY_MB, &v))
             goto decline;
         l.memory_cap = v;
     }
-    if (given (&s, at[M_BUDGET_MB])) {
-        if (get_int (&s, at[M_BUDGET_MB], 0, PROTO_MAX_MEMORY_MB, &v))
+    if (json_scan_given (&s, at[M_BUDGET_MB])) {
+        if (json_scan_integer_in (&s, at[M_BUDGET_MB], 0, PROTO_MAX_MEMORY_MB, &v))
             goto decline;
         l.budget_mb = v;
     }
     if (get_launch (&s, at[M_ARGV], at[M_ENV_DELTA], &l.launch)
-        || (given (&s, at[M_ENV]) && get_env_items (&s, at[M_ENV], &l.env, &l.nenv)))
+        || (json_scan_given (&s, at[M_ENV])
+            && get_env_items (&s, at[M_ENV], &l.env, &l.nenv)))
         goto decline;
-    if (given (&s, at[M_OWNER_PID])) {
-        if (get_int (&s, at[M_OWNER_PID], 1, INT_MAX, &v))
+    if (json_scan_given (&s, at[M_OWNER_PID])) {
+        if (json_scan_integer_in (&s, at[M_OWNER_PID], 1, INT_MAX, &v))
             goto decline;
         l.owner_pid = (int) v;
     }
-    if (given (&s, at[M_GRANTED])) {
+    if (json_scan_given (&s, at[M_GRANTED])) {
         double g;
         if (json_scan_real (&s, at[M_GRANTED], &g) < 0 || g < 0 || g > 1e12)
             goto decline;

@@ -22,34 +22,20 @@ enum field {
     NFIELDS
 };
 
-static const struct { const char *name; size_t len; } fields[NFIELDS] = {
-#define F(s) { s, sizeof (s) - 1 }
-    F ("op"), F ("id"), F ("lease"),
-    F ("ntasks"), F ("min_tasks"), F ("cpus_per_task"), F ("min_cpus_per_task"),
-    F ("cores"), F ("min_cores"), F ("gpus"), F ("min_gpus"),
-    F ("gpus_per_task"), F ("min_gpus_per_task"),
-    F ("memory"), F ("min_memory"), F ("may_span_nodes"), F ("local"), F ("label"),
-    F ("priority"), F ("timeout"), F ("wait"), F ("argv"), F ("detach"), F ("ttl"),
-    F ("owner_pid"), F ("env"), F ("duration"),
-#undef F
+static const char *const fields[NFIELDS] = {
+    "op", "id", "lease",
+    "ntasks", "min_tasks", "cpus_per_task", "min_cpus_per_task",
+    "cores", "min_cores", "gpus", "min_gpus",
+    "gpus_per_task", "min_gpus_per_task",
+    "memory", "min_memory", "may_span_nodes", "local", "label",
+    "priority", "timeout", "wait", "argv", "detach", "ttl",
+    "owner_pid", "env", "duration",
 };
 
 /* What each op accepts (decode_lease_op's and decode_acquire's formats). */
 #define BIT(f) (UINT32_C (1) << (f))
 #define RELEASE_FIELDS (BIT (F_OP) | BIT (F_ID) | BIT (F_LEASE))
 #define ACQUIRE_FIELDS (((UINT32_C (1) << NFIELDS) - 1) & ~BIT (F_LEASE))
-
-static int field_of (const struct json_scan *s, int key)
-{
-    const struct json_scan_token *t = &s->tokens[key];
-    size_t len = (size_t) (t->end - t->start);
-    if (t->kind != JSON_SCAN_STRING)
-        return -1;
-    for (int f = 0; f < NFIELDS; f++)
-        if (fields[f].len == len && !memcmp (fields[f].name, s->line + t->start, len))
-            return f;
-    return -1;
-}
 
 static const struct json_scan_token *tok (const struct json_scan *s, int i)
 {
@@ -64,7 +50,7 @@ static size_t text_len (const struct json_scan *s, int i)
 /* Not given, or null (the jansson path's absent()). */
 static bool absent (const struct json_scan *s, int v)
 {
-    return v < 0 || tok (s, v)->kind == JSON_SCAN_NULL;
+    return !json_scan_given (s, v);
 }
 
 /* get_int: 0 with *out set when absent or an integer in [min, max]; -1 to
@@ -72,14 +58,7 @@ static bool absent (const struct json_scan *s, int v)
 static int get_int (const struct json_scan *s, int v, long long min,
                     long long max, long long *out)
 {
-    long long x;
-    if (absent (s, v))
-        return 0;
-    if (tok (s, v)->kind != JSON_SCAN_INTEGER || json_scan_integer (s, v, &x) < 0
-        || x < min || x > max)
-        return -1;
-    *out = x;
-    return 0;
+    return absent (s, v) ? 0 : json_scan_integer_in (s, v, min, max, out);
 }
 
 static int get_i (const struct json_scan *s, int v, int min, int max, int *out)
@@ -101,38 +80,24 @@ static int get_bool (const struct json_scan *s, int v, bool *out)
     return 0;
 }
 
-/* get_seconds: an integer or a real from 0 to PROTO_MAX_SECONDS; an integer
- * reads as jansson's json_number_value reads it, a cast. */
+/* get_seconds: an integer or a real from 0 to PROTO_MAX_SECONDS, read as
+ * jansson's json_number_value reads it (json_scan_real). */
 static int get_seconds (const struct json_scan *s, int v, double *out)
 {
     double x;
-    long long i;
     if (absent (s, v))
         return 0;
-    if (tok (s, v)->kind == JSON_SCAN_INTEGER) {
-        if (json_scan_integer (s, v, &i) < 0)
-            return -1;
-        x = (double) i;
-    } else if (tok (s, v)->kind != JSON_SCAN_REAL || json_scan_real (s, v, &x) < 0)
-        return -1;
-    if (!(x >= 0 && x <= PROTO_MAX_SECONDS))
+    if (json_scan_real (s, v, &x) < 0 || !(x >= 0 && x <= PROTO_MAX_SECONDS))
         return -1;
     *out = x;
     return 0;
 }
 
 /* get_name's test (absent is for the caller): non-empty, at most
- * PROTO_MAX_NAME bytes, no control character. */
+ * PROTO_MAX_NAME bytes (a scanned string has no control character). */
 static bool name_ok (const struct json_scan *s, int v)
 {
-    size_t len = text_len (s, v);
-    if (tok (s, v)->kind != JSON_SCAN_STRING || len == 0 || len > PROTO_MAX_NAME)
-        return false;
-    const unsigned char *p = (const unsigned char *) s->line + tok (s, v)->start;
-    for (size_t i = 0; i < len; i++)
-        if (p[i] < 0x20 || p[i] == 0x7f)
-            return false;
-    return true;
+    return json_scan_string_in (s, v, 1, PROTO_MAX_NAME);
 }
 
 static int name_dup (const struct json_scan *s, int v, char **out)
@@ -250,16 +215,11 @@ int proto_decode_request_fast (const char *line, size_t len,
     if (len > PROTO_MAX_LINE || json_scan_parse (&s, line, len) != 0
         || s.ntokens < 1 || s.tokens[0].kind != JSON_SCAN_OBJECT)
         return 1;
+    if (json_scan_members (&s, 0, fields, NFIELDS, at))
+        return 1;                     /* a member neither op takes */
     for (int f = 0; f < NFIELDS; f++)
-        at[f] = -1;
-    for (int m = 0, i = 1; m < s.tokens[0].size; m++) {
-        int f = i + 1 < s.ntokens ? field_of (&s, i) : -1;
-        if (f < 0 || (seen & BIT (f)))
-            return 1;                 /* a member neither op takes */
-        seen |= BIT (f);
-        at[f] = i + 1;
-        i = json_scan_skip (&s, i + 1);
-    }
+        if (at[f] >= 0)
+            seen |= BIT (f);
 
     enum proto_op op;
     int v = at[F_OP];

@@ -173,6 +173,39 @@ START_TEST (mutations_never_disagree)
 }
 END_TEST
 
+/* The helpers the fast lanes share: members by name, null as left out,
+ * bounded integers and strings. */
+START_TEST (member_helpers)
+{
+    static const char *const names[] = { "a", "ab", "b" };
+    const char *line = "{\"ab\":7,\"b\":null,\"c\":[\"xy\"]}";
+    struct json_scan s;
+    int at[3];
+    long long v = 0;
+    ck_assert_int_eq (json_scan_parse (&s, line, strlen (line)), 0);
+    ck_assert_int_eq (json_scan_members (&s, 0, names, 3, at), 1);   /* "c" */
+    ck_assert_int_eq (json_scan_members (&s, 6, names, 3, at), 1);   /* an array */
+    line = "{\"ab\":7,\"b\":null,\"a\":\"xy\"}";
+    ck_assert_int_eq (json_scan_parse (&s, line, strlen (line)), 0);
+    ck_assert_int_eq (json_scan_members (&s, 0, names, 3, at), 0);
+    ck_assert_int_eq (at[0], 6);
+    ck_assert_int_eq (at[1], 2);
+    ck_assert_int_eq (at[2], 4);
+    ck_assert (json_scan_given (&s, at[1]));
+    ck_assert (!json_scan_given (&s, at[2]));
+    ck_assert (!json_scan_given (&s, -1));
+    ck_assert_int_eq (json_scan_integer_in (&s, at[1], 7, 7, &v), 0);
+    ck_assert_int_eq (v, 7);
+    ck_assert_int_eq (json_scan_integer_in (&s, at[1], 8, 9, &v), -1);
+    ck_assert_int_eq (json_scan_integer_in (&s, at[0], 0, 9, &v), -1);
+    ck_assert_int_eq (v, 7);
+    ck_assert (json_scan_string_in (&s, at[0], 2, 2));
+    ck_assert (!json_scan_string_in (&s, at[0], 3, 9));
+    ck_assert (!json_scan_string_in (&s, at[0], 0, 1));
+    ck_assert (!json_scan_string_in (&s, at[1], 0, 9));
+}
+END_TEST
+
 START_TEST (values_read_back)
 {
     struct json_scan s;
@@ -212,6 +245,7 @@ int main (void)
     tcase_add_test (tc, too_many_tokens_are_declined);
     tcase_add_test (tc, mutations_never_disagree);
     tcase_add_test (tc, values_read_back);
+    tcase_add_test (tc, member_helpers);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
