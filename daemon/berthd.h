@@ -231,7 +231,6 @@ void server_flush_all (struct berthd *d);
 void server_free_conns (struct berthd *d);   /* at exit */
 
 /* event_loop.c */
-double berthd_monotonic (void);
 void berthd_loop (struct berthd *d);   /* until the base is told to stop */
 
 /* dispatch.c */

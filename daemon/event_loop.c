@@ -11,18 +11,10 @@
  * may use only one CPU, polling would keep the client from running: it
  * sleeps at once there. */
 #include <sched.h>
-#include <time.h>
 
 #include <event2/event.h>
 
 #include "berthd.h"
-
-double berthd_monotonic (void)
-{
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
-}
 
 static bool told_to_stop (struct event_base *base)
 {
@@ -46,15 +38,15 @@ void berthd_loop (struct berthd *d)
         if (event_base_loop (d->base, EVLOOP_ONCE) != 0 || told_to_stop (d->base))
             return;
         /* poll from the end of the work that each read brought */
-        double until = berthd_monotonic () + spin;
+        double until = now_mono () + spin;
         while (reads != d->reads) {
             reads = d->reads;
             do {
                 event_base_loop (d->base, EVLOOP_NONBLOCK);
                 if (told_to_stop (d->base))
                     return;
-            } while (reads == d->reads && berthd_monotonic () < until);
-            until = berthd_monotonic () + spin;
+            } while (reads == d->reads && now_mono () < until);
+            until = now_mono () + spin;
         }
     }
 }

@@ -182,8 +182,8 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* The grant record as a line, written from the lease's text: the same
- * record as grant_record, without building it as JSON values (that and
+/* The grant record as a line, written from the lease's text (grant_line,
+ * as compact writes it too), without building it as JSON values (that and
  * dumping it were most of what a grant cost). */
 int journal_grant (struct berthd *d, const struct lease *ls,
                    const struct lease_text *lt, berth_error_t *err)

@@ -42,10 +42,11 @@ char *released_event_line_at (const char *time, const char *lease,
                               const char *label, const char *reason,
                               size_t *len);
 
-/* The journal's grant record (journal.c's grant_record: the same members,
- * the lease without its env, which a restart builds again from the lease;
- * "time" the grant time) as a line, from the lease text and what the
- * journal adds. NULL when out of memory. */
+/* The journal's grant record (what journal.c's restore reads: the op, id,
+ * time, shape, layout, detached, expires, owner, peer_pid, uid, the lease
+ * without its env, which lease_env builds again when asked, and what it
+ * holds) as a line, from the lease text and what the journal adds. NULL
+ * when out of memory. */
 struct grant_record_facts {
     uint64_t id;
     const struct step_shape *shape;

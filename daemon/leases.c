@@ -662,11 +662,6 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
                          "berthd's restart", name, d->cfg.reclaim_grace);
         return;
     }
-    berth_error_t err;            /* the reply carries the env */
-    if (lease_env (d, ls, &err) < 0) {
-        conn_send_error (c, req->id, err.code, "%s", err.text);
-        return;
-    }
     if (ls->detached) {
         conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' "
                          "is detached: it belongs to no connection, so there "
@@ -681,13 +676,20 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
                          name, (int) ls->conn->pid);
         return;
     }
+    if (!ls->conn && c->nleases >= d->cfg.max_leases_per_conn) {
+        conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
+                         "%d leases, the limit; release some first",
+                         c->nleases);
+        return;
+    }
+    /* the reply carries the env: built once the reclaim is accepted, and
+     * before anything changes, so that a failure changes nothing */
+    berth_error_t err;
+    if (lease_env (d, ls, &err) < 0) {
+        conn_send_error (c, req->id, err.code, "%s", err.text);
+        return;
+    }
     if (!ls->conn) {
-        if (c->nleases >= d->cfg.max_leases_per_conn) {
-            conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection "
-                             "holds %d leases, the limit; release some first",
-                             c->nleases);
-            return;
-        }
         if (ls->grace_ev)
             event_free (ls->grace_ev);
         ls->grace_ev = NULL;

@@ -5,8 +5,9 @@
  * buffer, which is read only while it holds less than one line (INPUT_MAX):
  * a client that pipelines too much stops being read, and nothing it sends
  * can make berthd buffer more. The socket is read here, not by the
- * bufferevent (which only writes): its reads ask the kernel how much is
- * waiting first, one more system call per request. Replies
+ * bufferevent (which only writes): the bufferevent's reads ask the kernel
+ * how much is waiting first (FIONREAD), one more system call per request.
+ * Replies
  * are bounded the same way: a client that does not read them stops being
  * served once CONN_OUTPUT_PAUSE bytes wait for it, and is closed if it reads
  * none of them for --output-stall. A client that shuts down its sending side

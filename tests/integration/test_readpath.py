@@ -262,7 +262,7 @@ def test_daemon_spin():
         print("skipped: one CPU (berthd does not poll there)")
         return
     pairs = 100
-    polls = {}
+    polls, idle_polls = {}, {}
     for spin in ("30", "0"):
         d = Daemon(args=("--spin-us", spin))
         try:
@@ -280,6 +280,11 @@ def test_daemon_spin():
                 r = c.request("acquire", cores=1)
                 c.request("release", lease=r["lease"])
             after = zero_timeout_polls(out)
+            # then idle: it sleeps (no poll while no request comes)
+            time.sleep(0.3)
+            idle = zero_timeout_polls(out)
+            time.sleep(0.5)
+            idle_polls[spin] = zero_timeout_polls(out) - idle
             st.send_signal(2)
             st.communicate(timeout=10)
             c.close()
@@ -289,6 +294,8 @@ def test_daemon_spin():
     t.check(polls["30"] >= pairs, "--spin-us 30: berthd polls between requests",
             str(polls))
     t.check(polls["0"] < pairs // 2, "--spin-us 0: berthd sleeps at once", str(polls))
+    t.check(idle_polls == {"30": 0, "0": 0}, "an idle berthd does not poll",
+            str(idle_polls))
 
 
 def test_client_spin():

@@ -209,9 +209,9 @@ START_TEST (release_lines)
 }
 END_TEST
 
-/* The journal's records written as text are the records journal.c built
- * as JSON (grant_record: the shape, the lease with its env, what it holds),
- * and a restart reads the same ledger lease back from them. */
+/* The journal's records written as text are the records journal.c once
+ * built as JSON (the shape, the lease without its env, what it holds), and
+ * a restart reads the same ledger lease back from them. */
 static void same_grant_record (const struct proto_lease *l,
                                const struct grant_record_facts *g)
 {
