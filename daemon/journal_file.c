@@ -474,23 +474,3 @@ fail:
     unlink (tmp);
     return -1;
 }
-
-int journal_rewrite (const char *path, json_t *const *recs, size_t n,
-                     int *fdp, off_t *sizep, berth_error_t *err)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream (&text, &len);
-    bool ok = f != NULL;
-    for (size_t i = 0; ok && i < n; i++) {
-        char *line = proto_line (recs[i]);
-        ok = line && fputs (line, f) >= 0;
-        free (line);
-    }
-    if (f && fclose (f) != 0)
-        ok = false;
-    int rc = ok ? journal_rewrite_text (path, text, len, fdp, sizep, err)
-                : errprintf (err, "out of memory writing %s", path);
-    free (text);
-    return rc;
-}

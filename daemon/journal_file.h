@@ -52,13 +52,10 @@ int journal_append_line (int fd, const char *path, off_t *size,
                          const char *line, size_t len, bool *torn,
                          berth_error_t *err);
 
-/* Replace path by the n records recs (the start record first): written to
- * path.tmp and renamed over path (not flushed to disk: see journal.c). *fd
- * is then open for appending to the new file, *size its length. On failure
- * path is untouched and the temporary file removed. */
-int journal_rewrite (const char *path, json_t *const *recs, size_t n,
-                     int *fd, off_t *size, berth_error_t *err);
-/* The same for records already written as text: len bytes of whole lines. */
+/* Replace path by len bytes of whole record lines (text; the start record
+ * first): written to path.tmp and renamed over path (not flushed to disk:
+ * see journal.c). *fd is then open for appending to the new file, *size its
+ * length. On failure path is untouched and the temporary file removed. */
 int journal_rewrite_text (const char *path, const char *text, size_t len,
                           int *fdp, off_t *sizep, berth_error_t *err);
 

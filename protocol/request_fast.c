@@ -114,7 +114,6 @@ static bool argv_ok (const struct json_scan *s, int v)
     for (int k = 0; k < n; k++) {     /* strings have no children: items are v+1.. */
         int i = v + 1 + k;
         if (i >= s->ntokens || tok (s, i)->kind != JSON_SCAN_STRING
-            || memchr (s->line + tok (s, i)->start, '\0', text_len (s, i))
             || (k == 0 && text_len (s, i) == 0))
             return false;
     }
@@ -144,8 +143,8 @@ static json_t *id_json (const struct json_scan *s, int v)
         return NULL;
     if (tok (s, v)->kind == JSON_SCAN_INTEGER)
         return json_scan_integer (s, v, &x) < 0 ? NULL : json_integer (x);
-    if (tok (s, v)->kind == JSON_SCAN_STRING && text_len (s, v) <= PROTO_MAX_NAME
-        && !memchr (s->line + tok (s, v)->start, '\0', text_len (s, v)))
+    /* json_scan strings are printable ASCII: no NUL to refuse here */
+    if (tok (s, v)->kind == JSON_SCAN_STRING && text_len (s, v) <= PROTO_MAX_NAME)
         return json_stringn (s->line + tok (s, v)->start, text_len (s, v));
     return NULL;
 }

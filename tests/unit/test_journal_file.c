@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "journal_file.h"
 #include "testutil.h"
 
@@ -79,6 +80,29 @@ static json_int_t live_id (const struct journal_contents *jc, size_t i)
 {
     return json_integer_value (json_object_get (json_array_get (jc->live, i),
                                                 "id"));
+}
+
+/* journal_rewrite_text with the records as the journal writes them: one
+ * compact JSON line each. No ck_assert here: test_full_disk calls it under
+ * an RLIMIT_FSIZE that check's own message file must not run into. */
+static int rewrite_records (const char *path, json_t *const *recs, size_t n,
+                            int *fd, off_t *size, berth_error_t *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&text, &len);
+    bool ok = f != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        char *line = proto_line (recs[i]);
+        ok = line && fputs (line, f) >= 0;
+        free (line);
+    }
+    if (f && fclose (f) != 0)
+        ok = false;
+    int rc = ok ? journal_rewrite_text (path, text, len, fd, size, err)
+                : errprintf (err, "out of memory");
+    free (text);
+    return rc;
 }
 
 START_TEST (test_read_live_and_next_id)
@@ -216,7 +240,7 @@ START_TEST (test_append_and_rewrite)
                                                   jc.live, 0)) };
     json_object_set_new (recs[0], "next_id", json_integer ((json_int_t) jc.next_id));
     journal_contents_free (&jc);
-    ck_assert_int_eq (journal_rewrite (path, recs, 2, &fd, &size, &err), 0);
+    ck_assert_int_eq (rewrite_records (path, recs, 2, &fd, &size, &err), 0);
     ck_assert_int_eq (file_size (path), size);
     ck_assert_int_eq (journal_append (fd, path, &size, json_pack (
                           "{s:s s:i}", "op", "release", "id", 3), &torn,
@@ -234,7 +258,7 @@ START_TEST (test_append_and_rewrite)
     /* a rewrite that cannot even start leaves the journal alone */
     char nowhere[160];
     snprintf (nowhere, sizeof (nowhere), "%s/no/such/dir/journal.jsonl", dir);
-    ck_assert_int_eq (journal_rewrite (nowhere, recs, 2, &fd, &size, &err), -1);
+    ck_assert_int_eq (rewrite_records (nowhere, recs, 2, &fd, &size, &err), -1);
     ck_assert_msg (strstr (err.text, "cannot create") && strstr (err.text,
                    "No such file"), "%s", err.text);
     json_decref (recs[0]);
@@ -287,13 +311,13 @@ START_TEST (test_full_disk)
     journal_contents_free (&jc);
     int nfd = -1, nfd2 = -1;
     off_t nsize = 0, nsize2 = 0;
-    int rw1 = journal_rewrite (path, recs, nlive + 1, &nfd, &nsize, &err);
+    int rw1 = rewrite_records (path, recs, nlive + 1, &nfd, &nsize, &err);
     json_t *big = json_pack ("{s:s s:i s:s}", "op", "grant", "id", 999, "pad",
                              "................................................"
                              "................................................");
     for (int i = 0; i < 38; i++)
         recs[nlive + 1 + i] = big;
-    int rw2 = journal_rewrite (path, recs, nlive + 39, &nfd2, &nsize2, &err);
+    int rw2 = rewrite_records (path, recs, nlive + 39, &nfd2, &nsize2, &err);
     ck_assert_int_eq (setrlimit (RLIMIT_FSIZE, &old), 0);
 
     ck_assert_int_eq (rc, -1);
