@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "libberth_private.h"
+#include "text.h"
 
 enum kind { K_INT, K_INT64, K_BOOL, K_TRI, K_STRING, K_SECONDS };
 
@@ -206,85 +207,47 @@ int berth_request_set_argv (berth_request_t *r, const char *const *argv,
 
 /* ---- the request line, written directly ------------------------------- */
 
-/* A growing line; ok false once memory ran out or a value needs the codec. */
-struct line {
-    char *s;
-    size_t len, cap;
-    bool ok;
-};
-
-static void put (struct line *b, const char *text, size_t n)
-{
-    if (!b->ok)
-        return;
-    if (b->len + n + 2 > b->cap) {          /* room for "\n\0" too */
-        size_t cap = b->cap * 2 > b->len + n + 2 ? b->cap * 2 : b->len + n + 2;
-        char *s = realloc (b->s, cap);
-        if (!s) {
-            b->ok = false;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-    memcpy (b->s + b->len, text, n);
-    b->len += n;
-}
-
-static void put_text (struct line *b, const char *text)
-{
-    put (b, text, strlen (text));
-}
-
 /* "key": with the comma before it (every member here follows "op"). */
-static void put_key (struct line *b, const char *key)
+static void put_key (struct text_buf *b, const char *key)
 {
-    put (b, ",\"", 2);
-    put_text (b, key);
-    put (b, "\":", 2);
+    text_buf_put (b, ",\"", 2);
+    text_buf_puts (b, key);
+    text_buf_put (b, "\":", 2);
 }
 
-/* As jansson writes it ("%lld"), without printf's cost. */
-static void put_integer (struct line *b, const char *key, long long v)
+static void put_integer (struct text_buf *b, const char *key, long long v)
 {
-    char num[24], *p = num + sizeof (num);
-    unsigned long long u = v < 0 ? 0ull - (unsigned long long) v : (unsigned long long) v;
-    do
-        *--p = (char) ('0' + u % 10);
-    while ((u /= 10) > 0);
-    if (v < 0)
-        *--p = '-';
     put_key (b, key);
-    put (b, p, (size_t) (num + sizeof (num) - p));
+    text_buf_int (b, v);
 }
 
 /* A string jansson writes as it is: printable ASCII without '"' or '\'. */
-static void put_string (struct line *b, const char *v)
+static void put_string (struct text_buf *b, const char *v)
 {
-    for (const char *p = v; *p && b->ok; p++)
+    for (const char *p = v; *p && !b->bad; p++)
         if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\')
-            b->ok = false;      /* escapes and UTF-8: the codec writes those */
-    put (b, "\"", 1);
-    put_text (b, v);
-    put (b, "\"", 1);
+            b->bad = true;      /* escapes and UTF-8: the codec writes those */
+    text_buf_put (b, "\"", 1);
+    text_buf_puts (b, v);
+    text_buf_put (b, "\"", 1);
 }
 
 /* A real as jansson writes it (its own precision and ".0" rules). */
-static void put_real (struct line *b, const char *key, double v)
+static void put_real (struct text_buf *b, const char *key, double v)
 {
     json_t *r = json_real (v);
     char *s = r ? json_dumps (r, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
     json_decref (r);
     if (!s)
-        b->ok = false;
+        b->bad = true;
     put_key (b, key);
     if (s)
-        put_text (b, s);
+        text_buf_puts (b, s);
     free (s);
 }
 
 /* encode_acquire in codec.c: the same members in the same order. */
-static void put_acquire (struct line *b, const struct proto_acquire *a)
+static void put_acquire (struct text_buf *b, const struct proto_acquire *a)
 {
     const struct step_request *s = &a->step;
     const struct { const char *key; long long v; } counts[] = {
@@ -300,11 +263,11 @@ static void put_acquire (struct line *b, const struct proto_acquire *a)
             put_integer (b, counts[i].key, counts[i].v);
     if (s->may_span_nodes != STEP_UNSET) {
         put_key (b, "may_span_nodes");
-        put_text (b, s->may_span_nodes ? "true" : "false");
+        text_buf_puts (b, s->may_span_nodes ? "true" : "false");
     }
     if (s->local) {
         put_key (b, "local");
-        put_text (b, "true");
+        text_buf_puts (b, "true");
     }
     if (s->label) {
         put_key (b, "label");
@@ -316,21 +279,21 @@ static void put_acquire (struct line *b, const struct proto_acquire *a)
         put_real (b, "timeout", s->timeout);
     if (!a->wait) {
         put_key (b, "wait");
-        put_text (b, "false");
+        text_buf_puts (b, "false");
     }
     if (s->argv) {
         put_key (b, "argv");
-        put (b, "[", 1);
+        text_buf_put (b, "[", 1);
         for (size_t i = 0; s->argv[i]; i++) {
             if (i)
-                put (b, ",", 1);
+                text_buf_put (b, ",", 1);
             put_string (b, s->argv[i]);
         }
-        put (b, "]", 1);
+        text_buf_put (b, "]", 1);
     }
     if (a->detach) {
         put_key (b, "detach");
-        put_text (b, "true");
+        text_buf_puts (b, "true");
     }
     if (a->ttl >= 0)
         put_real (b, "ttl", a->ttl);
@@ -338,7 +301,7 @@ static void put_acquire (struct line *b, const struct proto_acquire *a)
         put_integer (b, "owner_pid", a->owner_pid);
     if (a->env) {
         put_key (b, "env");
-        put_text (b, "true");
+        text_buf_puts (b, "true");
     }
     if (a->duration >= 0)
         put_real (b, "duration", a->duration);
@@ -346,27 +309,25 @@ static void put_acquire (struct line *b, const struct proto_acquire *a)
 
 char *request_line_fast (const struct proto_request *req, long long id)
 {
-    struct line b = { .s = malloc (256), .cap = 256, .ok = true };
-    b.ok = b.s != NULL;
+    struct text_buf b = { 0 };
     if (req->op == PROTO_ACQUIRE)
-        put_text (&b, "{\"op\":\"acquire\"");
+        text_buf_puts (&b, "{\"op\":\"acquire\"");
     else if (req->op == PROTO_RELEASE && req->release.lease)
-        put_text (&b, "{\"op\":\"release\"");
+        text_buf_puts (&b, "{\"op\":\"release\"");
     else
-        b.ok = false;
+        b.bad = true;
     put_integer (&b, "id", id);
     if (req->op == PROTO_ACQUIRE)
         put_acquire (&b, &req->acquire);
     else {
         put_key (&b, "lease");
-        if (b.ok)
+        if (!b.bad)
             put_string (&b, req->release.lease);
     }
-    put (&b, "}\n", 2);
-    if (!b.ok) {
+    text_buf_put (&b, "}\n", 2);
+    if (b.bad) {
         free (b.s);
         return NULL;
     }
-    b.s[b.len] = '\0';
     return b.s;
 }

@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "text.h"
@@ -36,4 +37,43 @@ void text_first_line (const char *text, char *buf, size_t size)
     snprintf (buf, size, "%.*s", (int) strcspn (text, "\r\n"), text);
     for (size_t n = strlen (buf); n && isspace ((unsigned char) buf[n - 1]);)
         buf[--n] = '\0';
+}
+
+void text_buf_put (struct text_buf *b, const char *p, size_t n)
+{
+    if (b->bad)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;   /* most lines fit at once */
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        char *s = realloc (b->s, cap);
+        if (!s) {
+            b->bad = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy (b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+void text_buf_puts (struct text_buf *b, const char *p)
+{
+    text_buf_put (b, p, strlen (p));
+}
+
+void text_buf_int (struct text_buf *b, long long v)
+{
+    char d[24], *p = d + sizeof (d);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long) v
+                                 : (unsigned long long) v;
+    do
+        *--p = (char) ('0' + u % 10);
+    while ((u /= 10));
+    if (v < 0)
+        *--p = '-';
+    text_buf_put (b, p, (size_t) (d + sizeof (d) - p));
 }

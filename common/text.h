@@ -2,6 +2,7 @@
 #ifndef BERTH_TEXT_H
 #define BERTH_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Narrow [*start, *start + *len) to drop leading and trailing white space. */
@@ -13,5 +14,17 @@ char *text_trim_dup (const char *text);
 
 /* The first line of text (a command's output), trimmed, into buf. */
 void text_first_line (const char *text, char *buf, size_t size);
+
+/* A growing string for writing JSON lines without printf, always ending in
+ * a NUL. Once bad (memory ran out, or a writer gave up on a value), nothing
+ * more is added. Start it zeroed; the caller frees s. */
+struct text_buf {
+    char *s;
+    size_t len, cap;
+    bool bad;
+};
+void text_buf_put (struct text_buf *b, const char *p, size_t n);
+void text_buf_puts (struct text_buf *b, const char *p);
+void text_buf_int (struct text_buf *b, long long v);   /* as "%lld" */
 
 #endif

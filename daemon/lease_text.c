@@ -6,51 +6,7 @@
 #include <string.h>
 
 #include "lease_text.h"
-
-struct tbuf {
-    char *s;
-    size_t len, cap;
-    bool bad;                 /* out of memory, or a string not UTF-8 */
-};
-
-static void put (struct tbuf *b, const char *p, size_t n)
-{
-    if (b->bad)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;   /* most lines fit at once */
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        char *s = realloc (b->s, cap);
-        if (!s) {
-            b->bad = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-    memcpy (b->s + b->len, p, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void puts_ (struct tbuf *b, const char *p)
-{
-    put (b, p, strlen (p));
-}
-
-static void put_int (struct tbuf *b, long long v)
-{
-    char d[24], *p = d + sizeof (d);
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long) v
-                                 : (unsigned long long) v;
-    do
-        *--p = (char) ('0' + u % 10);
-    while ((u /= 10));
-    if (v < 0)
-        *--p = '-';
-    put (b, p, (size_t) (d + sizeof (d) - p));
-}
+#include "text.h"
 
 /* Length of the UTF-8 sequence at p (well formed, no surrogates, no
  * overlong forms), 0 when it is not one. */
@@ -73,11 +29,11 @@ static size_t utf8_len (const unsigned char *p)
 
 /* A JSON string, escaped as jansson escapes one (\" \\ \b \f \n \r \t,
  * other controls as \u00XX, '/' as is). */
-static void put_str (struct tbuf *b, const char *v)
+static void put_str (struct text_buf *b, const char *v)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *) v, *run = p;
-    put (b, "\"", 1);
+    text_buf_put (b, "\"", 1);
     while (*p) {
         size_t n = utf8_len (p);
         if (!n) {
@@ -88,7 +44,7 @@ static void put_str (struct tbuf *b, const char *v)
             p += n;
             continue;
         }
-        put (b, (const char *) run, (size_t) (p - run));
+        text_buf_put (b, (const char *) run, (size_t) (p - run));
         char e[7] = { '\\', 0 };
         switch (*p) {
         case '"': e[1] = '"'; break;
@@ -103,37 +59,37 @@ static void put_str (struct tbuf *b, const char *v)
             e[4] = hex[*p >> 4];
             e[5] = hex[*p & 15];
         }
-        puts_ (b, e);
+        text_buf_puts (b, e);
         run = ++p;
     }
-    put (b, (const char *) run, (size_t) (p - run));
-    put (b, "\"", 1);
+    text_buf_put (b, (const char *) run, (size_t) (p - run));
+    text_buf_put (b, "\"", 1);
 }
 
-static void put_str_or_null (struct tbuf *b, const char *v)
+static void put_str_or_null (struct text_buf *b, const char *v)
 {
     if (v)
         put_str (b, v);
     else
-        puts_ (b, "null");
+        text_buf_puts (b, "null");
 }
 
-static void put_ids (struct tbuf *b, const int *v, int n)
+static void put_ids (struct text_buf *b, const int *v, int n)
 {
-    put (b, "[", 1);
+    text_buf_put (b, "[", 1);
     for (int i = 0; i < n; i++) {
         if (i)
-            put (b, ",", 1);
-        put_int (b, v[i]);
+            text_buf_put (b, ",", 1);
+        text_buf_int (b, v[i]);
     }
-    put (b, "]", 1);
+    text_buf_put (b, "]", 1);
 }
 
 /* {"NAME": "value", ...} as jansson builds it from a list: a name given
  * twice keeps its first place and its last value. */
-static void put_items (struct tbuf *b, const struct env_set_item *v, int n)
+static void put_items (struct text_buf *b, const struct env_set_item *v, int n)
 {
-    put (b, "{", 1);
+    text_buf_put (b, "{", 1);
     bool first = true;
     for (int i = 0; i < n; i++) {
         bool seen = false;
@@ -146,13 +102,13 @@ static void put_items (struct tbuf *b, const struct env_set_item *v, int n)
             if (!strcmp (v[j].name, v[i].name))
                 last = j;
         if (!first)
-            put (b, ",", 1);
+            text_buf_put (b, ",", 1);
         first = false;
         put_str (b, v[i].name);
-        put (b, ":", 1);
+        text_buf_put (b, ":", 1);
         put_str (b, v[last].value);
     }
-    put (b, "}", 1);
+    text_buf_put (b, "}", 1);
 }
 
 /* A wall-clock time (1e9 <= v < 1e10: ten digits, then seven after the
@@ -232,7 +188,7 @@ void lease_text_free (struct lease_text *t)
 
 int lease_text_build (const struct proto_lease *l, struct lease_text *t)
 {
-    struct tbuf b = { 0 }, e = { 0 };
+    struct text_buf b = { 0 }, e = { 0 };
     const struct placement *p = &l->placement;
     memset (t, 0, sizeof (*t));
     for (int i = 0; i < p->nnodes; i++)
@@ -246,68 +202,68 @@ int lease_text_build (const struct proto_lease *l, struct lease_text *t)
             return -1;
     if (!l->id || p->nnodes < 1)
         return -1;
-    puts_ (&b, "{\"lease\":");
+    text_buf_puts (&b, "{\"lease\":");
     put_str (&b, l->id);
-    puts_ (&b, ",\"label\":");
+    text_buf_puts (&b, ",\"label\":");
     put_str_or_null (&b, l->label);
-    puts_ (&b, ",\"placement\":{\"nodes\":[");
+    text_buf_puts (&b, ",\"placement\":{\"nodes\":[");
     for (int i = 0; i < p->nnodes; i++) {
         if (i)
-            put (&b, ",", 1);
+            text_buf_put (&b, ",", 1);
         put_str (&b, p->nodes[i].name);
     }
-    puts_ (&b, "],\"cores\":[");
+    text_buf_puts (&b, "],\"cores\":[");
     for (int i = 0; i < p->nnodes; i++) {
         if (i)
-            put (&b, ",", 1);
+            text_buf_put (&b, ",", 1);
         put_ids (&b, p->nodes[i].cores, p->nodes[i].ncores);
     }
-    puts_ (&b, "],\"gpus\":");
-    put_int (&b, p->gpus);
-    puts_ (&b, ",\"gpu_ids\":");
+    text_buf_puts (&b, "],\"gpus\":");
+    text_buf_int (&b, p->gpus);
+    text_buf_puts (&b, ",\"gpu_ids\":");
     /* zero GPUs are stated as such; unknown indices of some are null */
     if (p->ngpu_ids > 0 || p->gpus == 0)
         put_ids (&b, p->gpu_ids, p->ngpu_ids);
     else
-        puts_ (&b, "null");
-    puts_ (&b, "},\"memory_cap\":");
+        text_buf_puts (&b, "null");
+    text_buf_puts (&b, "},\"memory_cap\":");
     if (l->memory_cap >= 0)
-        put_int (&b, l->memory_cap);
+        text_buf_int (&b, l->memory_cap);
     else
-        puts_ (&b, "null");
-    puts_ (&b, ",\"budget_mb\":");
+        text_buf_puts (&b, "null");
+    text_buf_puts (&b, ",\"budget_mb\":");
     if (l->budget_mb >= 0)
-        put_int (&b, l->budget_mb);
+        text_buf_int (&b, l->budget_mb);
     else
-        puts_ (&b, "null");
+        text_buf_puts (&b, "null");
     if (l->launch.argv) {
-        puts_ (&b, ",\"argv\":[");
+        text_buf_puts (&b, ",\"argv\":[");
         for (int i = 0; l->launch.argv[i]; i++) {
             if (i)
-                put (&b, ",", 1);
+                text_buf_put (&b, ",", 1);
             put_str (&b, l->launch.argv[i]);
         }
-        put (&b, "]", 1);
+        text_buf_put (&b, "]", 1);
     }
-    puts_ (&b, ",\"env_delta\":{\"unset\":[");
+    text_buf_puts (&b, ",\"env_delta\":{\"unset\":[");
     for (int i = 0; i < l->launch.n_unset; i++) {
         if (i)
-            put (&b, ",", 1);
+            text_buf_put (&b, ",", 1);
         put_str (&b, l->launch.env_unset[i]);
     }
-    puts_ (&b, "],\"set\":");
+    text_buf_puts (&b, "],\"set\":");
     put_items (&b, l->launch.env_set, l->launch.n_set);
-    put (&b, "}", 1);
+    text_buf_put (&b, "}", 1);
     if (l->owner_pid > 0) {
-        puts_ (&b, ",\"owner_pid\":");
-        put_int (&b, l->owner_pid);
+        text_buf_puts (&b, ",\"owner_pid\":");
+        text_buf_int (&b, l->owner_pid);
     }
     json_real_text (l->granted, t->time, sizeof (t->time));
     if (l->granted >= 0) {
-        puts_ (&b, ",\"granted\":");
-        puts_ (&b, t->time);
+        text_buf_puts (&b, ",\"granted\":");
+        text_buf_puts (&b, t->time);
     }
-    put (&b, "}", 1);
+    text_buf_put (&b, "}", 1);
     if (l->env)
         put_items (&e, l->env, l->nenv);
     if (b.bad || e.bad) {
@@ -323,9 +279,9 @@ int lease_text_build (const struct proto_lease *l, struct lease_text *t)
     return 0;
 }
 
-static char *finish_line (struct tbuf *b, size_t *len)
+static char *finish_line (struct text_buf *b, size_t *len)
 {
-    put (b, "}\n", 2);
+    text_buf_put (b, "}\n", 2);
     if (b->bad) {
         free (b->s);
         return NULL;
@@ -338,16 +294,16 @@ char *released_event_line_at (const char *time, const char *lease,
                               const char *label, const char *reason,
                               size_t *len)
 {
-    struct tbuf b = { 0 };
+    struct text_buf b = { 0 };
     if (!lease || !time)
         return NULL;
-    puts_ (&b, "{\"event\":\"released\",\"time\":");
-    puts_ (&b, time);
-    puts_ (&b, ",\"lease\":");
+    text_buf_puts (&b, "{\"event\":\"released\",\"time\":");
+    text_buf_puts (&b, time);
+    text_buf_puts (&b, ",\"lease\":");
     put_str (&b, lease);
-    puts_ (&b, ",\"label\":");
+    text_buf_puts (&b, ",\"label\":");
     put_str_or_null (&b, label);
-    puts_ (&b, ",\"reason\":");
+    text_buf_puts (&b, ",\"reason\":");
     put_str (&b, reason ? reason : "released");
     return finish_line (&b, len);
 }
@@ -360,104 +316,104 @@ char *released_event_line (double time, const char *lease, const char *label,
     return released_event_line_at (t, lease, label, reason, len);
 }
 
-static void put_bool (struct tbuf *b, bool v)
+static void put_bool (struct text_buf *b, bool v)
 {
-    puts_ (b, v ? "true" : "false");
+    text_buf_puts (b, v ? "true" : "false");
 }
 
 char *grant_record_line (const struct lease_text *t,
                          const struct grant_record_facts *g, size_t *len)
 {
-    struct tbuf b = { 0 };
+    struct text_buf b = { 0 };
     const struct step_shape *s = g->shape;
     if (!t->body || t->len < 2 || !g->layout || !g->held)
         return NULL;
-    puts_ (&b, "{\"op\":\"grant\",\"id\":");
-    put_int (&b, (long long) g->id);
-    puts_ (&b, ",\"time\":");
-    puts_ (&b, t->time);
-    puts_ (&b, ",\"shape\":{\"mpi\":");
+    text_buf_puts (&b, "{\"op\":\"grant\",\"id\":");
+    text_buf_int (&b, (long long) g->id);
+    text_buf_puts (&b, ",\"time\":");
+    text_buf_puts (&b, t->time);
+    text_buf_puts (&b, ",\"shape\":{\"mpi\":");
     put_bool (&b, s->mpi);
-    puts_ (&b, ",\"ntasks\":");
-    put_int (&b, s->ntasks);
-    puts_ (&b, ",\"cpus_per_task\":");
-    put_int (&b, s->cpus_per_task);
-    puts_ (&b, ",\"cores\":");
-    put_int (&b, s->cores);
-    puts_ (&b, ",\"gpus\":");
-    put_int (&b, s->gpus);
-    puts_ (&b, ",\"memory\":");
-    put_int (&b, (long long) s->memory);
-    puts_ (&b, ",\"budget\":");
-    put_int (&b, (long long) s->budget);
-    puts_ (&b, ",\"may_span\":");
+    text_buf_puts (&b, ",\"ntasks\":");
+    text_buf_int (&b, s->ntasks);
+    text_buf_puts (&b, ",\"cpus_per_task\":");
+    text_buf_int (&b, s->cpus_per_task);
+    text_buf_puts (&b, ",\"cores\":");
+    text_buf_int (&b, s->cores);
+    text_buf_puts (&b, ",\"gpus\":");
+    text_buf_int (&b, s->gpus);
+    text_buf_puts (&b, ",\"memory\":");
+    text_buf_int (&b, (long long) s->memory);
+    text_buf_puts (&b, ",\"budget\":");
+    text_buf_int (&b, (long long) s->budget);
+    text_buf_puts (&b, ",\"may_span\":");
     put_bool (&b, s->may_span);
-    puts_ (&b, ",\"local\":");
+    text_buf_puts (&b, ",\"local\":");
     put_bool (&b, s->local);
-    puts_ (&b, "},\"layout\":");
+    text_buf_puts (&b, "},\"layout\":");
     put_str (&b, g->layout);
-    puts_ (&b, ",\"detached\":");
+    text_buf_puts (&b, ",\"detached\":");
     put_bool (&b, g->detached);
-    puts_ (&b, ",\"expires\":");
+    text_buf_puts (&b, ",\"expires\":");
     if (g->expires >= 0) {
         char x[40];
         json_real_text (g->expires, x, sizeof (x));
-        puts_ (&b, x);
+        text_buf_puts (&b, x);
     }
     else
-        puts_ (&b, "null");
-    puts_ (&b, ",\"owner\":");
-    put_int (&b, g->owner);
-    puts_ (&b, ",\"peer_pid\":");
-    put_int (&b, g->peer_pid);
-    puts_ (&b, ",\"uid\":");
-    put_int (&b, g->uid);
-    puts_ (&b, ",\"lease\":");
+        text_buf_puts (&b, "null");
+    text_buf_puts (&b, ",\"owner\":");
+    text_buf_int (&b, g->owner);
+    text_buf_puts (&b, ",\"peer_pid\":");
+    text_buf_int (&b, g->peer_pid);
+    text_buf_puts (&b, ",\"uid\":");
+    text_buf_int (&b, g->uid);
+    text_buf_puts (&b, ",\"lease\":");
     /* the lease's members; not its env, which follows from them */
-    put (&b, t->body, t->len - 1);
-    puts_ (&b, "},\"held\":[");
+    text_buf_put (&b, t->body, t->len - 1);
+    text_buf_puts (&b, "},\"held\":[");
     for (int i = 0; i < g->held->nnodes; i++) {
         const struct ledger_lease_node *ln = &g->held->nodes[i];
-        puts_ (&b, i ? ",{\"node\":" : "{\"node\":");
-        put_int (&b, ln->node);
-        puts_ (&b, ",\"gpus\":");
+        text_buf_puts (&b, i ? ",{\"node\":" : "{\"node\":");
+        text_buf_int (&b, ln->node);
+        text_buf_puts (&b, ",\"gpus\":");
         put_ids (&b, ln->gpus, ln->ngpus);
-        puts_ (&b, ",\"memory\":");
-        put_int (&b, (long long) ln->memory);
-        put (&b, "}", 1);
+        text_buf_puts (&b, ",\"memory\":");
+        text_buf_int (&b, (long long) ln->memory);
+        text_buf_put (&b, "}", 1);
     }
-    put (&b, "]", 1);
+    text_buf_put (&b, "]", 1);
     return finish_line (&b, len);
 }
 
 char *release_record_line (uint64_t id, const char *time, const char *reason,
                            size_t *len)
 {
-    struct tbuf b = { 0 };
+    struct text_buf b = { 0 };
     if (!time || !reason)
         return NULL;
-    puts_ (&b, "{\"op\":\"release\",\"id\":");
-    put_int (&b, (long long) id);
-    puts_ (&b, ",\"time\":");
-    puts_ (&b, time);
-    puts_ (&b, ",\"reason\":");
+    text_buf_puts (&b, "{\"op\":\"release\",\"id\":");
+    text_buf_int (&b, (long long) id);
+    text_buf_puts (&b, ",\"time\":");
+    text_buf_puts (&b, time);
+    text_buf_puts (&b, ",\"reason\":");
     put_str (&b, reason);
     return finish_line (&b, len);
 }
 
 char *release_reply_line (const json_t *id, const char *lease, size_t *len)
 {
-    struct tbuf b = { 0 };
+    struct text_buf b = { 0 };
     if (!lease)
         return NULL;
-    puts_ (&b, "{\"id\":");
+    text_buf_puts (&b, "{\"id\":");
     if (json_is_integer (id))
-        put_int (&b, json_integer_value (id));
+        text_buf_int (&b, json_integer_value (id));
     else if (json_is_string (id))
         put_str (&b, json_string_value (id));
     else
-        puts_ (&b, "null");
-    puts_ (&b, ",\"ok\":true,\"lease\":");
+        text_buf_puts (&b, "null");
+    text_buf_puts (&b, ",\"ok\":true,\"lease\":");
     put_str (&b, lease);
     return finish_line (&b, len);
 }

@@ -1,3 +1,6 @@
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -35,12 +38,40 @@ START_TEST (first_line)
 }
 END_TEST
 
+START_TEST (text_buf_writes)
+{
+    struct text_buf b = { 0 };
+    text_buf_puts (&b, "{\"n\":");
+    text_buf_int (&b, LLONG_MIN);
+    text_buf_put (&b, ",0,", 3);
+    text_buf_int (&b, 0);
+    text_buf_put (&b, ",", 1);
+    text_buf_int (&b, LLONG_MAX);
+    ck_assert (!b.bad);
+    char want[96];
+    snprintf (want, sizeof (want), "{\"n\":%lld,0,0,%lld", LLONG_MIN, LLONG_MAX);
+    ck_assert_str_eq (b.s, want);               /* always NUL-terminated */
+    ck_assert_uint_eq (b.len, strlen (want));
+    /* past 1024 bytes it grows */
+    for (int i = 0; i < 500; i++)
+        text_buf_puts (&b, "abc");
+    ck_assert_uint_eq (b.len, strlen (want) + 1500);
+    ck_assert_uint_eq (strlen (b.s), b.len);
+    /* once bad, nothing more is added */
+    b.bad = true;
+    text_buf_puts (&b, "more");
+    ck_assert_uint_eq (b.len, strlen (want) + 1500);
+    free (b.s);
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("text");
     TCase *tc = tcase_create ("text");
     tcase_add_test (tc, trim_span_and_dup);
     tcase_add_test (tc, first_line);
+    tcase_add_test (tc, text_buf_writes);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
