@@ -5,6 +5,7 @@
 
 #include "../fuzz/json_scan_agree.h"
 #include "json_scan.h"
+#include "mutate.h"
 #include "testutil.h"
 
 static const int jansson_flags = JSON_REJECT_DUPLICATES;
@@ -136,34 +137,14 @@ END_TEST
 START_TEST (mutations_never_disagree)
 {
     static const char alphabet[] = "{}[]:,\" \\0123456789.-+eEtrufalsn\n\t\x01\xc3";
-    unsigned seed = 12345;
+    uint64_t state = 12345;
     int accepted = 0, total = 0;
     for (size_t g = 0; g < sizeof (good) / sizeof (good[0]); g++)
         for (int round = 0; round < 3000; round++) {
             char line[512];
             size_t n = strlen (good[g]);
             memcpy (line, good[g], n);
-            int edits = 1 + (int) ((seed = seed * 1103515245u + 12345u) >> 16) % 3;
-            for (int e = 0; e < edits && n > 0; e++) {
-                seed = seed * 1103515245u + 12345u;
-                size_t at = (seed >> 8) % n;
-                char c = alphabet[(seed >> 20) % (sizeof (alphabet) - 1)];
-                switch ((seed >> 4) % 3) {
-                case 0:
-                    line[at] = c;
-                    break;
-                case 1:
-                    if (n + 1 < sizeof (line)) {
-                        memmove (line + at + 1, line + at, n - at);
-                        line[at] = c;
-                        n++;
-                    }
-                    break;
-                default:
-                    memmove (line + at, line + at + 1, n - at - 1);
-                    n--;
-                }
-            }
+            n = mutate_line (line, n, sizeof (line), 1 + round % 3, alphabet, &state);
             accepted += check_line (line, n);
             total++;
         }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "mutate.h"
 #include "request_fast.h"
 #include "testutil.h"
 
@@ -297,36 +298,7 @@ START_TEST (test_mutations_never_disagree)
         const char *base = plain[(size_t) round % (sizeof (plain) / sizeof (plain[0]))];
         size_t n = strlen (base);
         memcpy (line, base, n);
-        int edits = 1 + round % 3;
-        for (int e = 0; e < edits; e++) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            uint32_t r = (uint32_t) (state >> 33);
-            size_t at = n ? r % n : 0;
-            char c = alphabet[(r >> 12) % (sizeof (alphabet) - 1)];
-            switch ((r >> 20) % 4) {
-            case 0:                                  /* replace */
-                if (n)
-                    line[at] = c;
-                break;
-            case 1:                                  /* insert */
-                if (n + 1 < sizeof (line)) {
-                    memmove (line + at + 1, line + at, n - at);
-                    line[at] = c;
-                    n++;
-                }
-                break;
-            case 2:                                  /* delete */
-                if (n) {
-                    memmove (line + at, line + at + 1, n - at - 1);
-                    n--;
-                }
-                break;
-            default:                                 /* flip a bit */
-                if (n)
-                    line[at] ^= (char) (1u << ((r >> 8) % 8));
-                break;
-            }
-        }
+        n = mutate_line (line, n, sizeof (line), 1 + round % 3, alphabet, &state);
         if (both_n (line, n) == AGREED)
             agreed++;
         else
