@@ -258,6 +258,11 @@ def test_daemon_spin():
     """After a read berthd polls for --spin-us before it sleeps (epoll_wait
     with a zero timeout until the next request comes); with 0 it sleeps at
     once. 100 acquire+release pairs each way."""
+    for bad in ("20000", "-1", "abc"):
+        r = subprocess.run([os.environ["BERTHD"], "--spin-us", bad], capture_output=True,
+                           text=True, timeout=30)
+        t.check(r.returncode == 2 and f"--spin-us wants a whole number from 0 to 10000, got '{bad}'"
+                in r.stderr, f"--spin-us {bad} is refused, naming the value", r.stderr)
     if len(os.sched_getaffinity(0)) < 2:
         print("skipped: one CPU (berthd does not poll there)")
         return
