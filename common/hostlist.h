@@ -10,9 +10,11 @@
 
 /* Expand text into *count names in order (repeats kept). Malformed text
  * (unbalanced or nested brackets, empty items, reversed ranges, non-digits in
- * a range, more than HOSTLIST_MAX names) is an error naming the problem.
+ * a range, more than HOSTLIST_MAX names or HOSTLIST_MAX_BYTES of name text)
+ * is an error naming the problem.
  * Caller frees with hostlist_free. */
 #define HOSTLIST_MAX 1000000
+#define HOSTLIST_MAX_BYTES (64 << 20) /* a million 60-character names */
 int hostlist_expand (const char *text, char ***names, int *count,
                      berth_error_t *err);
 void hostlist_free (char **names, int count);
