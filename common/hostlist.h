@@ -14,7 +14,7 @@
  * is an error naming the problem.
  * Caller frees with hostlist_free. */
 #define HOSTLIST_MAX 1000000
-#define HOSTLIST_MAX_BYTES (64 << 20) /* a million 60-character names */
+#define HOSTLIST_MAX_BYTES (16 << 20) /* a million 15-character names */
 int hostlist_expand (const char *text, char ***names, int *count,
                      berth_error_t *err);
 void hostlist_free (char **names, int count);

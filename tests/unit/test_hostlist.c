@@ -186,7 +186,7 @@ START_TEST (expand_refuses_too_much_text)
     memset (text + k, 'x', 1000);
     text[k + 1000] = '\0';
     const char *got = expand_joined (text);
-    ck_assert_msg (strstr (got, "ERROR host list expands to more than 64 MiB "
+    ck_assert_msg (strstr (got, "ERROR host list expands to more than 16 MiB "
                                 "of names"), "%.200s", got);
     /* the same width with a short suffix is fine */
     char **names;
