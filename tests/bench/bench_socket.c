@@ -20,6 +20,7 @@
 
 #include "berth/berth.h"
 #include "benchutil.h"
+#include "stall_probe.h"
 
 #define NODES 128
 
@@ -138,6 +139,8 @@ struct load {
     int n;
     long ops, errors;
     long over;                /* operations slower than 5 ms */
+    double (*slow)[2];        /* when each of them was sent and answered */
+    long nslow, capslow;
     double maxlat;            /* seconds */
     double *lat;              /* a sample of latencies, seconds */
     size_t nlat, caplat;
@@ -216,7 +219,13 @@ static void reply (struct load *ld, struct lconn *c, char *line, double now)
     double lat = now - c->sent;
     if (lat > ld->maxlat)
         ld->maxlat = lat;
-    ld->over += lat > 0.005;
+    if (lat > 0.005) {
+        if (ld->nslow < ld->capslow) {
+            ld->slow[ld->nslow][0] = c->sent;
+            ld->slow[ld->nslow++][1] = now;
+        }
+        ld->over++;
+    }
     if (ld->nlat < ld->caplat)
         ld->lat[ld->nlat++] = lat;
     ld->ops++;
@@ -271,7 +280,9 @@ static void load_open (struct load *ld, const char *socket, int n, int depth,
     ld->c = calloc ((size_t) n, sizeof (*ld->c));
     ld->lat = malloc (sizeof (double) * (sample ? sample : 1));
     ld->caplat = sample;
-    if (ld->ep < 0 || !ld->c || !ld->lat)
+    ld->capslow = 100000;
+    ld->slow = malloc (sizeof (*ld->slow) * (size_t) ld->capslow);
+    if (ld->ep < 0 || !ld->c || !ld->lat || !ld->slow)
         bench_die ("out of memory");
     ld->n = n;
     for (int i = 0; i < n; i++) {
@@ -292,6 +303,7 @@ static void load_close (struct load *ld)
     close (ld->ep);
     free (ld->c);
     free (ld->lat);
+    free (ld->slow);
 }
 
 /* Run every connection's acquire/release cycle for seconds; then let each
@@ -397,6 +409,14 @@ int main (int argc, char **argv)
     /* 2 */
     double tput[8], worst[8], lat50[8], lat99[8], lat999[8], dcpu[8], ccpu[8];
     long all_ops = 0, all_over = 0;
+    /* the machine's own speed, witnessed beside the operations; the slow
+     * operations of every run are kept to be set against it */
+    struct stall_probe probe;
+    bool probing = stall_probe_start (&probe, 2000000);
+    double (*slow)[2] = malloc (sizeof (*slow) * 500000);
+    long nslow = 0;
+    if (!slow)
+        bench_die ("out of memory");
     for (int i = 0; i < runs; i++) {
         struct load ld;
         load_open (&ld, d.socket, nconc, depth, 2000000);
@@ -415,9 +435,32 @@ int main (int argc, char **argv)
         lat999[i] = bench_quantile (ld.lat, ld.nlat, 0.999) * 1e6;
         all_ops += ld.ops;
         all_over += ld.over;
+        for (long k = 0; k < ld.nslow && nslow < 500000; k++, nslow++) {
+            slow[nslow][0] = ld.slow[k][0];
+            slow[nslow][1] = ld.slow[k][1];
+        }
         grants += ld.ops / 2;
         load_close (&ld);
     }
+    /* A slow operation "ran on slowed CPUs" when the witnesses' loop took, on
+     * average over its time in flight, 5 times its full-speed time or more;
+     * the same measure over every 5 ms of the runs is the base rate. */
+    long windows = 0, slowed = 0, over_slowed = 0;
+    double most = 0, usual_us = 0, slowdown_sum = 0;
+    bool probe_rt = false;
+    if (probing) {
+        stall_probe_stop (&probe);
+        stall_probe_summary (&probe, 5, 0.005, &windows, &slowed, &most);
+        for (long k = 0; k < nslow; k++) {
+            double f = stall_probe_slowdown (&probe, slow[k][0], slow[k][1]);
+            slowdown_sum += f;
+            over_slowed += f >= 5;
+        }
+        usual_us = probe.usual * 1e6;
+        probe_rt = probe.realtime;
+        stall_probe_free (&probe);
+    }
+    free (slow);
     double ops = bench_median (tput, runs), slowest = 0;
     for (int i = 0; i < runs; i++)
         if (worst[i] > slowest)
@@ -459,6 +502,18 @@ int main (int argc, char **argv)
             "5 ms\n", nconc, depth, ops, slowest, olat50, olat99);
     printf ("    p99.9 %.0f us; %ld of %ld operations (%.3f%%) over 5 ms\n", olat999,
             all_over, all_ops, over_pct);
+    if (probing) {
+        printf ("    the machine's own speed: %s witnesses, one per CPU, timed a fixed "
+                "loop every 1 ms (%.1f us at full speed); in %.1f%% of the runs' 5 ms "
+                "windows it ran 5 or more times slower (at worst %.0f times)\n",
+                probe_rt ? "real-time (SCHED_FIFO)" : "normal-priority", usual_us,
+                windows ? 100.0 * (double) slowed / (double) windows : 0.0, most);
+        printf ("    %ld of the %ld operations over 5 ms (%.0f%%) ran while it did: the "
+                "CPUs slowed under the VM (on average %.1f times over those "
+                "operations)\n", over_slowed, nslow,
+                nslow ? 100.0 * (double) over_slowed / (double) nslow : 0.0,
+                nslow ? slowdown_sum / (double) nslow : 0.0);
+    }
     printf ("    CPU per operation: berthd %.2f us, load generator %.2f us "
             "(one core each would allow %.0f ops/s)\n", dcpu_op, ccpu_op,
             1e6 / (dcpu_op > ccpu_op ? dcpu_op : ccpu_op));
@@ -470,7 +525,8 @@ int main (int argc, char **argv)
             busy.pair_p50);
     bench_write_json (a.json, json_pack (
         "{s:s s:b s:i s:i s:{s:i s:f s:f s:f s:f s:f s:f s:f} "
-        "s:{s:i s:i s:f s:f s:f s:f s:f s:f s:I s:I s:f s:f} "
+        "s:{s:i s:i s:f s:f s:f s:f s:f s:f s:I s:I s:f s:f "
+        "s:{s:b s:b s:I s:f s:I s:f s:I s:f}} "
         "s:{s:i s:I s:f s:f s:f s:f s:f} s:{s:b s:b s:b s:b}}",
         "benchmark", "socket", "quick", a.quick, "runs", runs, "nodes", NODES,
         "one_client", "pairs", pairs, "pair_p50_us", rtt50, "pair_p99_us",
@@ -481,7 +537,11 @@ int main (int argc, char **argv)
         "ops_per_s", ops, "slowest_ms", slowest, "p50_us", olat50, "p99_us",
         olat99, "p999_us", olat999, "over_5ms", (json_int_t) all_over,
         "ops_total", (json_int_t) all_ops, "berthd_cpu_us_per_op", dcpu_op, "client_cpu_us_per_op",
-        ccpu_op,
+        ccpu_op, "machine_speed", "witnessed", probing, "realtime", probe_rt,
+        "windows_5ms", (json_int_t) windows, "loop_full_speed_us", usual_us,
+        "windows_slowed_5x", (json_int_t) slowed, "worst_slowdown", most,
+        "slow_ops_on_slowed_cpus", (json_int_t) over_slowed,
+        "mean_slowdown_over_slow_ops", nslow ? slowdown_sum / (double) nslow : 0.0,
         "held", "clients", nhold, "grants_behind", (json_int_t) grants,
         "rss_mib", rss / 1024.0, "peak_rss_mib", hwm / 1024.0,
         "start_rss_mib", rss0 / 1024.0, "grant_all_s", hold_s,
