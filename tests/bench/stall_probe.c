@@ -1,8 +1,10 @@
 /* The speed witness (stall_probe.h): a real-time child per CPU that wakes
  * every millisecond, times a fixed loop and logs it into memory shared with
  * the benchmark. */
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -67,6 +69,16 @@ static bool start_one (struct stall_probe *p, int cpu, pid_t *pid)
     }
     if (*pid == 0) {
         close (pipefd[0]);
+        /* a benchmark that dies (bench_die) takes its witnesses along, and
+         * they hold none of its output open for whoever waits on it */
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
+        int devnull = open ("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2 (devnull, STDIN_FILENO);
+            dup2 (devnull, STDOUT_FILENO);
+            dup2 (devnull, STDERR_FILENO);
+            close (devnull);
+        }
         cpu_set_t one;
         CPU_ZERO (&one);
         CPU_SET (cpu, &one);
