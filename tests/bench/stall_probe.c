@@ -20,12 +20,14 @@ static double mono (void)
     return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Arithmetic only: no memory, no system call, so its time is the CPU's. */
-static void fixed_loop (long iterations)
+/* Arithmetic only: no memory, no system call, so its time is the CPU's.
+ * The sum is returned so that the compiler cannot drop the loop. */
+static unsigned long fixed_loop (long iterations)
 {
     volatile unsigned long x = 0;
     for (long i = 0; i < iterations; i++)
         x += (unsigned long) i * 7;
+    return x;
 }
 
 static void witness (struct stall_probe *p)
@@ -40,7 +42,7 @@ static void witness (struct stall_probe *p)
         }
         clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
         double woke = mono ();
-        fixed_loop (p->iterations);
+        (void) fixed_loop (p->iterations);
         double done = mono ();
         long k = __atomic_fetch_add (p->count, 1, __ATOMIC_RELAXED);
         if (k < p->cap)
@@ -118,7 +120,7 @@ bool stall_probe_start (struct stall_probe *p, long cap)
     double quickest = 1;
     for (int i = 0; i < 20; i++) {
         double t0 = mono ();
-        fixed_loop (10000);
+        (void) fixed_loop (10000);
         double t = mono () - t0;
         quickest = t < quickest ? t : quickest;
     }
