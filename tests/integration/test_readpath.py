@@ -248,6 +248,27 @@ def attach_strace(pid, trace, out):
     return st
 
 
+def traced_client(d, trace):
+    """A client of d (one hello answered) with strace following berthd's
+    `trace` calls into a file, the attach settled: (client, file, strace),
+    or None (and a skip line) where strace cannot run."""
+    c = d.client()
+    c.request("hello")
+    out = os.path.join(d.dir, "strace.out")
+    st = attach_strace(d.proc.pid, trace, out)
+    if not st:
+        return None
+    c.request("hello")
+    time.sleep(0.2)
+    return c, out, st
+
+
+def acquire_release(c, pairs):
+    for _ in range(pairs):
+        r = c.request("acquire", cores=1)
+        c.request("release", lease=r["lease"])
+
+
 def zero_timeout_polls(path):
     """epoll_wait calls with a zero timeout (polls) in an strace -o file."""
     with open(path) as f:
@@ -272,18 +293,12 @@ def test_daemon_spin():
         d = Daemon(args=("--spin-us", spin))
         try:
             d.start()
-            c = d.client()
-            c.request("hello")
-            out = os.path.join(d.dir, "strace.out")
-            st = attach_strace(d.proc.pid, "epoll_wait", out)
-            if not st:
+            traced = traced_client(d, "epoll_wait")
+            if not traced:
                 return
-            c.request("hello")
-            time.sleep(0.2)
+            c, out, st = traced
             before = zero_timeout_polls(out)
-            for _ in range(pairs):
-                r = c.request("acquire", cores=1)
-                c.request("release", lease=r["lease"])
+            acquire_release(c, pairs)
             after = zero_timeout_polls(out)
             # then idle: it sleeps (no poll while no request comes)
             time.sleep(0.3)
@@ -347,19 +362,13 @@ def test_syscalls():
     d = Daemon()
     try:
         d.start()
-        c = d.client()
-        c.request("hello")
-        out = os.path.join(d.dir, "strace.out")
-        st = attach_strace(d.proc.pid, "ioctl,read,readv,epoll_ctl", out)
-        if not st:
+        traced = traced_client(d, "ioctl,read,readv,epoll_ctl")
+        if not traced:
             return
-        c.request("hello")
-        time.sleep(0.2)
+        c, out, st = traced
         before = strace_counts(out)
         pairs = 200
-        for _ in range(pairs):
-            r = c.request("acquire", cores=1)
-            c.request("release", lease=r["lease"])
+        acquire_release(c, pairs)
         time.sleep(0.2)
         after = strace_counts(out)
         st.send_signal(2)
