@@ -139,8 +139,8 @@ struct load {
     int n;
     long ops, errors;
     long over;                /* operations slower than 5 ms */
-    double (*slow)[2];        /* when each of them was sent and answered */
-    long nslow, capslow;
+    double (*slow)[2];        /* when each of them was sent and answered: */
+    long nslow, capslow;      /* the caller's array, none unless it gives one */
     double maxlat;            /* seconds */
     double *lat;              /* a sample of latencies, seconds */
     size_t nlat, caplat;
@@ -280,9 +280,7 @@ static void load_open (struct load *ld, const char *socket, int n, int depth,
     ld->c = calloc ((size_t) n, sizeof (*ld->c));
     ld->lat = malloc (sizeof (double) * (sample ? sample : 1));
     ld->caplat = sample;
-    ld->capslow = 100000;
-    ld->slow = malloc (sizeof (*ld->slow) * (size_t) ld->capslow);
-    if (ld->ep < 0 || !ld->c || !ld->lat || !ld->slow)
+    if (ld->ep < 0 || !ld->c || !ld->lat)
         bench_die ("out of memory");
     ld->n = n;
     for (int i = 0; i < n; i++) {
@@ -303,7 +301,6 @@ static void load_close (struct load *ld)
     close (ld->ep);
     free (ld->c);
     free (ld->lat);
-    free (ld->slow);
 }
 
 /* Run every connection's acquire/release cycle for seconds; then let each
@@ -420,6 +417,8 @@ int main (int argc, char **argv)
     for (int i = 0; i < runs; i++) {
         struct load ld;
         load_open (&ld, d.socket, nconc, depth, 2000000);
+        ld.slow = slow + nslow;
+        ld.capslow = 500000 - nslow;
         double c0 = bench_proc_cpu (d.pid), s0 = bench_proc_cpu (getpid ());
         double t0 = bench_now ();
         load_run (&ld, seconds);
@@ -435,10 +434,7 @@ int main (int argc, char **argv)
         lat999[i] = bench_quantile (ld.lat, ld.nlat, 0.999) * 1e6;
         all_ops += ld.ops;
         all_over += ld.over;
-        for (long k = 0; k < ld.nslow && nslow < 500000; k++, nslow++) {
-            slow[nslow][0] = ld.slow[k][0];
-            slow[nslow][1] = ld.slow[k][1];
-        }
+        nslow += ld.nslow;
         grants += ld.ops / 2;
         load_close (&ld);
     }

@@ -11,14 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "stall_probe.h"
-
-static double mono (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Arithmetic only: no memory, no system call, so its time is the CPU's.
  * The sum is returned so that the compiler cannot drop the loop. */
@@ -41,16 +35,15 @@ static void witness (struct stall_probe *p)
             due.tv_sec++;
         }
         clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
-        double woke = mono ();
+        double woke = bench_now ();
         (void) fixed_loop (p->iterations);
-        double done = mono ();
+        double done = bench_now ();
+        double late = woke - ((double) due.tv_sec + due.tv_nsec / 1e9);
         long k = __atomic_fetch_add (p->count, 1, __ATOMIC_RELAXED);
         if (k < p->cap)
-            p->log[k] = (struct probe_tick){
-                .woke = woke,
-                .late = (float) (woke - ((double) due.tv_sec + due.tv_nsec / 1e9)),
-                .loop = (float) (done - woke) };
-        if (woke - ((double) due.tv_sec + due.tv_nsec / 1e9) > 0.002)
+            p->log[k] = (struct probe_tick){ .woke = woke, .late = (float) late,
+                                             .loop = (float) (done - woke) };
+        if (late > 0.002)
             clock_gettime (CLOCK_MONOTONIC, &due); /* no catching up after a gap */
     }
 }
@@ -119,9 +112,9 @@ bool stall_probe_start (struct stall_probe *p, long cap)
     /* about 5 us of loop: the quickest of a few timed runs, scaled */
     double quickest = 1;
     for (int i = 0; i < 20; i++) {
-        double t0 = mono ();
+        double t0 = bench_now ();
         (void) fixed_loop (10000);
-        double t = mono () - t0;
+        double t = bench_now () - t0;
         quickest = t < quickest ? t : quickest;
     }
     p->iterations = (long) (10000 * 5e-6 / (quickest > 1e-7 ? quickest : 1e-7)) + 1;
