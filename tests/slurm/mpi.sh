@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Real MPI programs launched the way berth renders them (issue 15): berthd in
+# a batch job on the local cluster loads a site-style machine file whose
+# launcher carries the MPI plugin (tests/data/machines/localslurm-MPI.cfg:
+# `srun --mpi=pmi2 ...` for MPICH, `srun --mpi=pmix ...` for Open MPI), and
+# ensembles of tests/mpi/mpi_report.c go through `berth run`, one ensemble
+# per MPI and cluster shape:
+#   wide  3 nodes x 2 CPUs, 2 fake GPUs each (binding mode shared): 1- and
+#         2-rank and -c 2 steps on one node beside 3- to 6-rank steps over
+#         two or three nodes, GPU steps on one node and over two
+#   one   1 node x 2 CPUs, 2 GPUs (exclusive: declared CPUs are real CPUs)
+#   two   2 nodes x 1 CPU, 2 GPUs each (exclusive): 2-rank steps over both
+#         nodes beside 1-rank steps
+# mpi_check.py holds each ensemble to its placements (see there). Without
+# any MPI built (no ompi-c or mpich for pkg-config) the test skips loudly.
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/lib.sh
+source "$here/lib.sh"
+: "${BERTHD:?BERTHD must name the berthd executable}"
+machines=${BERTH_SRCDIR:-$here/../..}/tests/data/machines
+
+mpis=()
+for m in mpich openmpi; do
+    var=BERTH_MPI_REPORT_${m^^}
+    if [[ -x ${!var:-} ]]; then mpis+=("$m"); else note "no $m build of mpi_report ($var unset)"; fi
+done
+((${#mpis[@]})) || skip "no MPI is installed (neither pkg-config mpich nor ompi-c; contrib/ci/deps.sh installs both)"
+hold=3 # seconds each step holds after its reduction, so that steps overlap
+
+# ensemble SHAPE MPI SBATCH-OPTIONS...: write the job, run it, check it;
+# the steps come on stdin (label|berth run options|ranks|cpus per rank|GPUs)
+ensemble() {
+    local shape=$1 mpi=$2; shift 2
+    local d=$T/$shape-$mpi var=BERTH_MPI_REPORT_${mpi^^}
+    local exe=${!var}
+    mkdir -p "$d/steps" "$d/tmp" "$d/shm"
+    cat >"$d/steps.txt"
+    # Open MPI's shared-memory transport names its files after the host, the
+    # uid and the Slurm step: ranks of one step on two slurmds of this one
+    # host would collide, so steps over several nodes talk TCP; on one node
+    # it keeps them under this job's own directory (other clusters on this
+    # host reuse the same job and step ids). The PMIx plugin's directories
+    # are under each node's own TmpFS (SLURM_PMIX_TMPDIR would be one shared
+    # by the nodes, where they collide too).
+    local ompi=
+    if [[ $mpi == openmpi && $shape == one ]]; then
+        ompi="export OMPI_MCA_btl_vader_backing_directory=$d/shm"
+    elif [[ $mpi == openmpi ]]; then
+        ompi="export OMPI_MCA_btl=self,tcp"
+    fi
+    cat >"$d/job.sh" <<EOS
+#!/bin/bash
+# the MPI's own temporary files in this job's directory, not in /tmp
+export TMPDIR=$d/tmp
+$ompi
+envs=\$("$BERTHD" --detach --print-env --config "$machines/localslurm-$mpi.cfg" --state-dir $d/state) \
+    || { echo "berthd did not start: \$envs"; exit 3; }
+eval "\$envs"
+while IFS='|' read -r label opts n cpt gpus; do
+  { "$BERTH" run \$opts --label \$label -- "$exe" $hold > $d/steps/\$label.out 2>&1
+    echo \$? > $d/steps/\$label.rc; } &
+done < $d/steps.txt
+wait
+"$BERTH" shutdown > $d/shutdown.out 2>&1
+EOS
+    chmod +x "$d/job.sh"
+    local t0=$SECONDS res
+    res=$(job_run "$d/job.out" "$@" -- "$d/job.sh")
+    check "$mpi $shape: the batch job ran to completion ($res, $((SECONDS - t0)) s): $(tail -c 300 "$d/job.out" | tr '\n' ' ')" \
+        test "$res" = "COMPLETED 0:0"
+    local flags=()
+    [[ $LOCAL_SLURM_BINDING == exclusive ]] && flags+=(--exclusive)
+    [[ $shape == wide ]] && flags+=(--mixed)
+    python3 "$here/mpi_check.py" "$d" "$mpi" "${flags[@]}"
+    local status=$?
+    count_results "$d/check.log"
+    [[ $status == 0 ]] || not_ok "$mpi $shape: mpi_check.py failed (exit $status)"
+    note "$mpi $shape: $(grep -c . "$d/steps.txt") steps"
+}
+
+# exclusive SHAPE: the cluster must confine steps to real CPUs
+need_exclusive() {
+    [[ $LOCAL_SLURM_BINDING == exclusive ]] && return 0
+    not_ok "$1: the cluster is in binding mode $LOCAL_SLURM_BINDING, not exclusive"
+    return 1
+}
+
+# 2 CPUs per node: berthd's ledger holds what its node's CPU affinity gives
+cluster_start LOCAL_SLURM_NODES=3 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=3000 LOCAL_SLURM_GPUS=2
+for mpi in "${mpis[@]}"; do
+    ensemble wide "$mpi" -N3 --ntasks-per-node=2 --mem=2000 --gpus-per-node=2 <<'EOF'
+w1a|-n 1 -c 1|1|1|0
+w6|-n 6 -c 1|6|1|0
+w1b|-n 1 -c 1|1|1|0
+w3|-n 3 -c 1|3|1|0
+w2|-n 2 -c 1 --no-span|2|1|0
+g1a|-n 1 -c 1 --gpus 1|1|1|1
+w1c|-n 1 -c 1|1|1|0
+wc2|-n 1 -c 2|1|2|0
+g4|-n 4 -c 1 --gpus 4|4|1|4
+w5|-n 5 -c 1|5|1|0
+g2|-n 2 -c 1 --gpus 2 --no-span|2|1|2
+w4|-n 4 -c 1|4|1|0
+g1b|-n 1 -c 1 --gpus 1|1|1|1
+w1d|-n 1 -c 1|1|1|0
+EOF
+done
+
+cluster_start LOCAL_SLURM_NODES=1 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS=2
+if need_exclusive one; then
+    for mpi in "${mpis[@]}"; do
+        ensemble one "$mpi" -N1 -n2 --mem=1500 --gpus-per-node=2 <<'EOF'
+e1a|-n 1 -c 1|1|1|0
+e1b|-n 1 -c 1|1|1|0
+g1a|-n 1 -c 1 --gpus 1|1|1|1
+g1b|-n 1 -c 1 --gpus 1|1|1|1
+e2|-n 2 -c 1|2|1|0
+e1c|-n 1 -c 1|1|1|0
+e1d|-n 1 -c 1|1|1|0
+EOF
+    done
+fi
+
+cluster_start LOCAL_SLURM_NODES=2 LOCAL_SLURM_CPUS=1 LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS=2
+if need_exclusive two; then
+    for mpi in "${mpis[@]}"; do
+        ensemble two "$mpi" -N2 --ntasks-per-node=1 --mem=1500 --gpus-per-node=2 <<'EOF'
+x1a|-n 1 -c 1|1|1|0
+x1b|-n 1 -c 1|1|1|0
+x2a|-n 2 -c 1|2|1|0
+g1|-n 1 -c 1 --gpus 1|1|1|1
+x1c|-n 1 -c 1|1|1|0
+x2b|-n 2 -c 1 --gpus 2|2|1|2
+EOF
+    done
+fi
+note "finished"
+finish
