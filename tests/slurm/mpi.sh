@@ -27,14 +27,15 @@ done
 ((${#mpis[@]})) || skip "no MPI is installed (neither pkg-config mpich nor ompi-c; contrib/ci/deps.sh installs both)"
 hold=3 # seconds each step holds after its reduction, so that steps overlap
 
-# ensemble SHAPE MPI SBATCH-OPTIONS...: write the job, run it, check it;
-# the steps come on stdin (label|berth run options|ranks|cpus per rank|GPUs)
-ensemble() {
-    local shape=$1 mpi=$2; shift 2
-    local d=$T/$shape-$mpi var=BERTH_MPI_REPORT_${mpi^^}
-    local exe=${!var}
+# job DIR SHAPE MPI MACHINE-FILE SBATCH-OPTIONS...: berthd with that machine
+# file in a batch job, and every step of DIR/steps.txt (label|berth run
+# options|ranks|cpus per rank|GPUs) through `berth run -v` at once; prints
+# the job's final state
+job() {
+    local d=$1 shape=$2 mpi=$3 cfg=$4; shift 4
+    local var=BERTH_MPI_REPORT_${mpi^^}
     mkdir -p "$d/steps" "$d/tmp" "$d/shm"
-    cat >"$d/steps.txt"
+    mkdir -m 700 "$d/sock"
     # Open MPI's shared-memory transport names its files after the host, the
     # uid and the Slurm step: ranks of one step on two slurmds of this one
     # host would collide, so steps over several nodes talk TCP; on one node
@@ -53,40 +54,84 @@ ensemble() {
 # the MPI's own temporary files in this job's directory, not in /tmp
 export TMPDIR=$d/tmp
 $ompi
-envs=\$("$BERTHD" --detach --print-env --config "$machines/localslurm-$mpi.cfg" --state-dir $d/state) \
+# its own socket: the default one is named after the job id, and other
+# clusters on this host number their jobs from 1 too
+envs=\$("$BERTHD" --detach --print-env --config "$cfg" --state-dir $d/state --socket $d/sock/berthd.sock) \
     || { echo "berthd did not start: \$envs"; exit 3; }
 eval "\$envs"
+# step LABEL OPTIONS: one berth run. Open MPI 4.1.4's TCP transport now and
+# then fails its wire-up between ranks on this one host (a rank prints "Open
+# MPI failed to TCP connect to a peer MPI process" and dies of SIGSEGV; 1 in
+# about 30 4-rank steps over 2 nodes, launched by hand with srun alone): such a
+# step runs once more, its first output kept as LABEL.out.wireup
+step() {
+  local out=$d/steps/\$1.out rc
+  "$BERTH" run -v \$2 --label \$1 -- "${!var}" $hold > \$out 2>&1; rc=\$?
+  if [[ \$rc != 0 ]] && grep -q "Open MPI failed to TCP connect" \$out; then
+    mv \$out \$out.wireup
+    "$BERTH" run -v \$2 --label \$1 -- "${!var}" $hold > \$out 2>&1; rc=\$?
+  fi
+  echo \$rc > $d/steps/\$1.rc
+}
 while IFS='|' read -r label opts n cpt gpus; do
-  { "$BERTH" run \$opts --label \$label -- "$exe" $hold > $d/steps/\$label.out 2>&1
-    echo \$? > $d/steps/\$label.rc; } &
+  step \$label "\$opts" &
 done < $d/steps.txt
 wait
 "$BERTH" shutdown > $d/shutdown.out 2>&1
 EOS
     chmod +x "$d/job.sh"
-    local t0=$SECONDS res
-    res=$(job_run "$d/job.out" "$@" -- "$d/job.sh")
-    check "$mpi $shape: the batch job ran to completion ($res, $((SECONDS - t0)) s): $(tail -c 300 "$d/job.out" | tr '\n' ' ')" \
+    job_run "$d/job.out" "$@" -- "$d/job.sh"
+}
+
+# the launcher a machine file gives (its parallel_executable)
+launcher_of() { sed -n 's/^parallel_executable *= *//p' "$1"; }
+
+# ensemble SHAPE MPI SBATCH-OPTIONS...: run the steps on stdin in one job
+# with the MPI's machine file, and check them
+ensemble() {
+    local shape=$1 mpi=$2; shift 2
+    local d=$T/$shape-$mpi cfg=$machines/localslurm-$mpi.cfg t0=$SECONDS res
+    mkdir -p "$d"
+    cat >"$d/steps.txt"
+    res=$(job "$d" "$shape" "$mpi" "$cfg" "$@")
+    check "$shape-$mpi: the batch job ran to completion ($res, $((SECONDS - t0)) s): $(tail -c 300 "$d/job.out" | tr '\n' ' ')" \
         test "$res" = "COMPLETED 0:0"
-    local flags=()
-    [[ $LOCAL_SLURM_BINDING == exclusive ]] && flags+=(--exclusive)
+    local flags=(--launcher "$(launcher_of "$cfg")" --binding "$LOCAL_SLURM_BINDING")
     [[ $shape == wide ]] && flags+=(--mixed)
     python3 "$here/mpi_check.py" "$d" "$mpi" "${flags[@]}"
     local status=$?
     count_results "$d/check.log"
-    [[ $status == 0 ]] || not_ok "$mpi $shape: mpi_check.py failed (exit $status)"
-    note "$mpi $shape: $(grep -c . "$d/steps.txt") steps"
+    [[ $status == 0 ]] || not_ok "$shape-$mpi: mpi_check.py failed (exit $status)"
+    note "$shape-$mpi: $(grep -c . "$d/steps.txt") steps"
 }
 
-# exclusive SHAPE: the cluster must confine steps to real CPUs
+# control MPI PLUGIN WHAT: the MPI's machine file with the wrong srun plugin
+# makes mpi_check.py fail on WHAT (a pattern of its FAIL line): the checks
+# see a launch that did not make one MPI job
+control() {
+    local mpi=$1 plugin=$2 what=$3
+    local d=$T/control-$mpi cfg=$T/control-$mpi.cfg
+    mkdir -p "$d"
+    sed "s/--mpi=[a-z0-9_]*/--mpi=$plugin/" "$machines/localslurm-$mpi.cfg" >"$cfg"
+    echo "c2|-n 2 -c 1|2|1|0" >"$d/steps.txt"
+    job "$d" control "$mpi" "$cfg" -N1 -n2 --mem=1500 >/dev/null
+    python3 "$here/mpi_check.py" "$d" "$mpi" --launcher "$(launcher_of "$cfg")" >/dev/null
+    check "control: $mpi through srun --mpi=$plugin fails the check ($(grep -m1 '^FAIL' "$d/check.log" | cut -c1-200))" \
+        grep -q "^FAIL - .*$what" "$d/check.log"
+}
+
+# the cluster must confine steps to real CPUs
 need_exclusive() {
     [[ $LOCAL_SLURM_BINDING == exclusive ]] && return 0
     not_ok "$1: the cluster is in binding mode $LOCAL_SLURM_BINDING, not exclusive"
     return 1
 }
 
+# Node names of this test's own: Slurm's cgroups are named after the node
+# (slurm_NODE/uid_U/job_N), and other clusters on this host (node1.., or the
+# host name) number their jobs from 1 too.
 # 2 CPUs per node: berthd's ledger holds what its node's CPU affinity gives
-cluster_start LOCAL_SLURM_NODES=3 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=3000 LOCAL_SLURM_GPUS=2
+cluster_start LOCAL_SLURM_NODE_NAMES=mpi1,mpi2,mpi3 LOCAL_SLURM_NODES=3 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=3000 LOCAL_SLURM_GPUS=2
 for mpi in "${mpis[@]}"; do
     ensemble wide "$mpi" -N3 --ntasks-per-node=2 --mem=2000 --gpus-per-node=2 <<'EOF'
 w1a|-n 1 -c 1|1|1|0
@@ -106,7 +151,7 @@ w1d|-n 1 -c 1|1|1|0
 EOF
 done
 
-cluster_start LOCAL_SLURM_NODES=1 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS=2
+cluster_start LOCAL_SLURM_NODE_NAMES=mpi1 LOCAL_SLURM_NODES=1 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS=2
 if need_exclusive one; then
     for mpi in "${mpis[@]}"; do
         ensemble one "$mpi" -N1 -n2 --mem=1500 --gpus-per-node=2 <<'EOF'
@@ -119,9 +164,17 @@ e1c|-n 1 -c 1|1|1|0
 e1d|-n 1 -c 1|1|1|0
 EOF
     done
+    # MPICH under the PMIx plugin starts each rank as a job of its own and
+    # still exits 0; Debian's Open MPI cannot start under PMI-2
+    for mpi in "${mpis[@]}"; do
+        case $mpi in
+            mpich) control mpich pmix "size equals its -n" ;;
+            openmpi) control openmpi pmi2 "exited 0" ;;
+        esac
+    done
 fi
 
-cluster_start LOCAL_SLURM_NODES=2 LOCAL_SLURM_CPUS=1 LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS=2
+cluster_start LOCAL_SLURM_NODE_NAMES=mpi1,mpi2 LOCAL_SLURM_NODES=2 LOCAL_SLURM_CPUS=1 LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS=2
 if need_exclusive two; then
     for mpi in "${mpis[@]}"; do
         ensemble two "$mpi" -N2 --ntasks-per-node=1 --mem=1500 --gpus-per-node=2 <<'EOF'

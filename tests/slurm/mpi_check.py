@@ -13,27 +13,37 @@ From these and from the steps' output:
   the first nodes: how berth renders -N/-n for srun);
 - GPU steps saw as many GPUs per node as they asked for and never a GPU of
   a GPU step running beside them on that node; CPU steps saw none;
-- with --exclusive: each rank ran on as many real CPUs as its -c, and the
-  ranks of steps running at once never shared a real CPU (the cluster's
-  exclusive mode gives every node its own real CPUs, so this holds across
-  nodes too), nor did the ranks of one step;
+- every launch `berth run -v` ran began with the machine file's launcher
+  (--launcher, its parallel_executable: the MPI plugin came from there);
+- where the cluster binds CPUs (--binding exclusive or shared): each rank
+  ran on as many real CPUs as its -c, the ranks of one step never shared
+  one, and ranks of steps running at once on one node never shared one; in
+  exclusive mode every node has its own real CPUs, so steps running at once
+  never shared one on any node;
 - with --mixed: single-node and multi-node steps ran at once;
-- no srun waited or retried ("step creation temporarily disabled").
-Usage: mpi_check.py DIR MPI [--exclusive] [--mixed]. DIR holds steps.txt
-(label|berth run options|ranks|cpus per rank|GPUs), steps/LABEL.out and
-steps/LABEL.rc, job.out. Prints ok/FAIL lines, also to DIR/check.log."""
+- no srun waited or retried ("step creation temporarily disabled"), also
+  in the first run of a step that mpi.sh ran again.
+Usage: mpi_check.py DIR MPI --launcher TEXT [--binding MODE] [--mixed]. DIR
+holds steps.txt (label|berth run options|ranks|cpus per rank|GPUs),
+steps/LABEL.out and steps/LABEL.rc, job.out. Prints ok/FAIL lines, also to
+DIR/check.log."""
+import argparse
 import json
 import os
 import re
-import sys
 
 from slurm_lists import hosts, idset
 
-d, mpi = sys.argv[1], sys.argv[2]
-exclusive = "--exclusive" in sys.argv[3:]
-mixed = "--mixed" in sys.argv[3:]
+ap = argparse.ArgumentParser()
+ap.add_argument("dir")
+ap.add_argument("mpi")
+ap.add_argument("--launcher", required=True)
+ap.add_argument("--binding", default="none")
+ap.add_argument("--mixed", action="store_true")
+args = ap.parse_args()
+d, mpi = args.dir, args.mpi
 log = open(os.path.join(d, "check.log"), "w")
-tag = f"{mpi} {os.path.basename(d)}"
+tag = os.path.basename(d)
 
 
 def out(line):
@@ -66,10 +76,19 @@ for line in read("steps.txt").splitlines():
     steps.append(dict(label=label, opts=opts, n=int(n), cpt=int(cpt), gpus=int(gpus)))
 
 retries = len(re.findall(r"step creation (temporarily|still) disabled", read("job.out")))
-failed, bad_size, bad_sum, misplaced = [], [], [], []
+# steps that ran a second time after Open MPI's TCP wire-up failed (mpi.sh)
+wireup = sorted(f[:-len(".out.wireup")] for f in os.listdir(os.path.join(d, "steps"))
+                if f.endswith(".out.wireup"))
+for label in wireup:
+    retries += len(re.findall(r"step creation (temporarily|still) disabled", read(f"steps/{label}.out.wireup")))
+
+failed, bad_size, bad_sum, misplaced, launches = [], [], [], [], []
 for s in steps:
     text = read(f"steps/{s['label']}.out")
     retries += len(re.findall(r"step creation (temporarily|still) disabled", text))
+    ran_cmd = re.findall(r"^berth run: lease .*?; running (.*)$", text, re.M)
+    if len(ran_cmd) != 1 or not ran_cmd[0].startswith(args.launcher + " "):
+        launches.append(f"{s['label']}: ran {ran_cmd}")
     rc = read(f"steps/{s['label']}.rc").strip()
     ranks = []
     for l in text.splitlines():
@@ -116,6 +135,7 @@ check(f"every step's size equals its -n (widths {sorted({s['n'] for s in steps})
 check(f"the MPI_Allreduce was right on every rank ({sum(len(s['ranks']) for s in ran)} ranks)",
       not bad_sum and bool(ran), bad_sum)
 multi = [s for s in ran if len(s["nodes"]) > 1]
+check(f"every launch began with the machine file's launcher '{args.launcher}'", not launches, launches)
 check(f"every rank ran on a node its placement named, with the placement's tasks per node "
       f"({len(multi)} multi-node steps)", not misplaced and bool(ran), misplaced)
 
@@ -127,6 +147,8 @@ def at_once(a, b):
 pairs = [(a, b) for i, a in enumerate(ran) for b in ran[i + 1:] if at_once(a, b)]
 peak = max((sum(1 for o in ran if o["t0"] <= s["t0"] < o["t1"]) for s in ran), default=0)
 out(f"# {tag}: {len(ran)} steps, {len(pairs)} pairs ran at once, peak {peak} at once")
+if wireup:
+    out(f"# {tag}: ran again after Open MPI's TCP wire-up failed: {', '.join(wireup)}")
 
 # GPUs: SLURM_STEP_GPUS are Slurm's ids on the node
 gpu_bad = []
@@ -150,7 +172,7 @@ if any(s["gpus"] for s in steps):
     check(f"GPU steps saw their own GPUs, CPU steps none ({len(gpu_steps)} GPU steps)",
           bool(gpu_steps) and not gpu_bad, gpu_bad)
 
-if exclusive:
+if args.binding in ("exclusive", "shared"):
     wide, shared = [], []
     for s in ran:
         for r in s["ranks"]:
@@ -159,21 +181,22 @@ if exclusive:
                 wide.append(f"{s['label']} rank {r['rank']} on {r['node']}: CPUs {r['cpus']}, -c {s['cpt']}")
         for i, ra in enumerate(s["ranks"]):
             for rb in s["ranks"][i + 1:]:
-                if ra["cpu_set"] & rb["cpu_set"]:
+                if ra["cpu_set"] & rb["cpu_set"] and (args.binding == "exclusive" or ra["node"] == rb["node"]):
                     shared.append(f"{s['label']} ranks {ra['rank']} and {rb['rank']}: CPUs "
                                   f"{sorted(ra['cpu_set'] & rb['cpu_set'])}")
     for a, b in pairs:
         for ra in a["ranks"]:
             for rb in b["ranks"]:
                 both = ra["cpu_set"] & rb["cpu_set"]
-                if both:
+                if both and (args.binding == "exclusive" or ra["node"] == rb["node"]):
                     shared.append(f"{a['label']} rank {ra['rank']} on {ra['node']} and {b['label']} rank "
                                   f"{rb['rank']} on {rb['node']}: real CPUs {sorted(both)}")
     check("each rank ran on as many real CPUs as its -c", not wide and bool(ran), wide)
-    check(f"steps running at once never shared a real CPU ({len(pairs)} pairs at once)",
-          bool(pairs) and not shared, shared)
+    where = "on any node" if args.binding == "exclusive" else "on one node"
+    check(f"steps running at once never shared a real CPU {where} ({len(pairs)} pairs at once, "
+          f"{args.binding} binding)", bool(pairs) and not shared, shared)
 
-if mixed:
+if args.mixed:
     both = [(a["label"], b["label"]) for a, b in pairs if (len(a["nodes"]) > 1) != (len(b["nodes"]) > 1)]
     check(f"single-node and multi-node steps ran at once ({len(both)} such pairs)", bool(both))
 
