@@ -11,7 +11,10 @@
 #   one   1 node x 2 CPUs, 2 GPUs (exclusive: declared CPUs are real CPUs)
 #   two   2 nodes x 1 CPU, 2 GPUs each (exclusive): 2-rank steps over both
 #         nodes beside 1-rank steps
-# mpi_check.py holds each ensemble to its placements (see there). Without
+# mpi_check.py holds each ensemble to its placements (see there). Controls
+# show that its checks fail where they should: each MPI through the wrong
+# srun plugin (MPICH under pmix: n jobs of size 1; Open MPI under pmi2: no
+# start), and reports edited to share a CPU or to name another node. Without
 # any MPI built (no ompi-c or mpich for pkg-config) the test skips loudly.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/slurm/lib.sh
@@ -120,6 +123,20 @@ control() {
         grep -q "^FAIL - .*$what" "$d/check.log"
 }
 
+# tampered FROM SED-SCRIPT WHAT LAUNCHER: the reports of ensemble FROM, edited by
+# SED-SCRIPT, make mpi_check.py fail on WHAT (its checks can fail)
+tampered() {
+    local from=$T/$1 d=$T/tampered-$1-$((++tampered_n)) f
+    [[ -f $from/check.log ]] || { not_ok "tampered: no ensemble $1 to edit"; return; }
+    mkdir -p "$d/steps"
+    cp "$from/steps.txt" "$from/job.out" "$d/"
+    for f in "$from"/steps/*; do sed "$2" "$f" >"$d/steps/${f##*/}"; done
+    python3 "$here/mpi_check.py" "$d" "${1#*-}" --launcher "$4" --binding "$LOCAL_SLURM_BINDING" >/dev/null
+    check "tampered: $1 with '$2' fails the check ($(grep -m1 '^FAIL' "$d/check.log" | cut -c1-160))" \
+        grep -q "^FAIL - .*$3" "$d/check.log"
+}
+tampered_n=0
+
 # the cluster must confine steps to real CPUs
 need_exclusive() {
     [[ $LOCAL_SLURM_BINDING == exclusive ]] && return 0
@@ -130,22 +147,24 @@ need_exclusive() {
 # Node names of this test's own: Slurm's cgroups are named after the node
 # (slurm_NODE/uid_U/job_N), and other clusters on this host (node1.., or the
 # host name) number their jobs from 1 too.
-# 2 CPUs per node: berthd's ledger holds what its node's CPU affinity gives
+# 2 CPUs per node: berthd's ledger holds what its node's CPU affinity gives.
+# The multi-node steps come first (and first when waiting): most leave cores
+# free for single-node steps beside them.
 cluster_start LOCAL_SLURM_NODE_NAMES=mpi1,mpi2,mpi3 LOCAL_SLURM_NODES=3 LOCAL_SLURM_CPUS=2 LOCAL_SLURM_MEM_MB=3000 LOCAL_SLURM_GPUS=2
 for mpi in "${mpis[@]}"; do
     ensemble wide "$mpi" -N3 --ntasks-per-node=2 --mem=2000 --gpus-per-node=2 <<'EOF'
+w4|-n 4 -c 1 --priority 1|4|1|0
 w1a|-n 1 -c 1|1|1|0
-w6|-n 6 -c 1|6|1|0
+w3|-n 3 -c 1 --priority 1|3|1|0
 w1b|-n 1 -c 1|1|1|0
-w3|-n 3 -c 1|3|1|0
 w2|-n 2 -c 1 --no-span|2|1|0
 g1a|-n 1 -c 1 --gpus 1|1|1|1
 w1c|-n 1 -c 1|1|1|0
 wc2|-n 1 -c 2|1|2|0
-g4|-n 4 -c 1 --gpus 4|4|1|4
-w5|-n 5 -c 1|5|1|0
+g4|-n 4 -c 1 --gpus 4 --priority 1|4|1|4
+w5|-n 5 -c 1 --priority 1|5|1|0
 g2|-n 2 -c 1 --gpus 2 --no-span|2|1|2
-w4|-n 4 -c 1|4|1|0
+w6|-n 6 -c 1 --priority 1|6|1|0
 g1b|-n 1 -c 1 --gpus 1|1|1|1
 w1d|-n 1 -c 1|1|1|0
 EOF
@@ -164,6 +183,12 @@ e1c|-n 1 -c 1|1|1|0
 e1d|-n 1 -c 1|1|1|0
 EOF
     done
+    # every rank on real CPU 0, a rank elsewhere than its placement
+    mpi=${mpis[0]}
+    tampered "one-$mpi" 's/"cpus": "[0-9,-]*"/"cpus": "0"/' "never shared a real CPU" \
+        "$(launcher_of "$machines/localslurm-$mpi.cfg")"
+    tampered "one-$mpi" '/"rank": 0,/s/"node": "[^"]*"/"node": "elsewhere"/' "node its placement named" \
+        "$(launcher_of "$machines/localslurm-$mpi.cfg")"
     # MPICH under the PMIx plugin starts each rank as a job of its own and
     # still exits 0; Debian's Open MPI cannot start under PMI-2
     for mpi in "${mpis[@]}"; do
