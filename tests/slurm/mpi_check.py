@@ -150,6 +150,18 @@ out(f"# {tag}: {len(ran)} steps, {len(pairs)} pairs ran at once, peak {peak} at 
 if wireup:
     out(f"# {tag}: ran again after Open MPI's TCP wire-up failed: {', '.join(wireup)}")
 
+
+def shared(key, within, any_node=False):
+    """(step, rank, step, rank, ids) for two ranks whose `key` id sets meet:
+    of steps running at once, and with `within` of one step; on one node
+    unless any_node."""
+    ranks = [(a, ra, b, rb) for a, b in pairs for ra in a["ranks"] for rb in b["ranks"]]
+    if within:
+        ranks += [(s, ra, s, rb) for s in ran for i, ra in enumerate(s["ranks"]) for rb in s["ranks"][i + 1:]]
+    return [(a, ra, b, rb, ra[key] & rb[key]) for a, ra, b, rb in ranks
+            if ra[key] & rb[key] and (any_node or ra["node"] == rb["node"])]
+
+
 # GPUs: SLURM_STEP_GPUS are Slurm's ids on the node
 gpu_bad = []
 for s in ran:
@@ -161,40 +173,27 @@ for s in ran:
         elif s["gpus"] and len(r["gpu_ids"]) != s["gpus"] // max(1, len(s["nodes"])):
             gpu_bad.append(f"{s['label']} ({s['gpus']} GPUs on {len(s['nodes'])} nodes) rank {r['rank']} "
                            f"saw SLURM_STEP_GPUS={r['step_gpus']}")
-for a, b in pairs:
-    for ra in a["ranks"]:
-        for rb in b["ranks"]:
-            both = ra["gpu_ids"] & rb["gpu_ids"]
-            if ra["node"] == rb["node"] and both:
-                gpu_bad.append(f"{a['label']} and {b['label']} both had GPU {sorted(both)} on {ra['node']}")
+gpu_bad += [f"{a['label']} and {b['label']} both had GPU {sorted(both)} on {ra['node']}"
+            for a, ra, b, rb, both in shared("gpu_ids", within=False)]
 gpu_steps = [s for s in ran if s["gpus"]]
 if any(s["gpus"] for s in steps):
     check(f"GPU steps saw their own GPUs, CPU steps none ({len(gpu_steps)} GPU steps)",
           bool(gpu_steps) and not gpu_bad, gpu_bad)
 
 if args.binding in ("exclusive", "shared"):
-    wide, shared = [], []
+    wide = []
     for s in ran:
         for r in s["ranks"]:
             r["cpu_set"] = idset(r["cpus"])
             if len(r["cpu_set"]) != s["cpt"]:
                 wide.append(f"{s['label']} rank {r['rank']} on {r['node']}: CPUs {r['cpus']}, -c {s['cpt']}")
-        for i, ra in enumerate(s["ranks"]):
-            for rb in s["ranks"][i + 1:]:
-                if ra["cpu_set"] & rb["cpu_set"] and (args.binding == "exclusive" or ra["node"] == rb["node"]):
-                    shared.append(f"{s['label']} ranks {ra['rank']} and {rb['rank']}: CPUs "
-                                  f"{sorted(ra['cpu_set'] & rb['cpu_set'])}")
-    for a, b in pairs:
-        for ra in a["ranks"]:
-            for rb in b["ranks"]:
-                both = ra["cpu_set"] & rb["cpu_set"]
-                if both and (args.binding == "exclusive" or ra["node"] == rb["node"]):
-                    shared.append(f"{a['label']} rank {ra['rank']} on {ra['node']} and {b['label']} rank "
-                                  f"{rb['rank']} on {rb['node']}: real CPUs {sorted(both)}")
+    cpu_bad = [f"{a['label']} rank {ra['rank']} on {ra['node']} and {b['label']} rank {rb['rank']} on "
+               f"{rb['node']}: real CPUs {sorted(both)}"
+               for a, ra, b, rb, both in shared("cpu_set", within=True, any_node=args.binding == "exclusive")]
     check("each rank ran on as many real CPUs as its -c", not wide and bool(ran), wide)
     where = "on any node" if args.binding == "exclusive" else "on one node"
     check(f"steps running at once never shared a real CPU {where} ({len(pairs)} pairs at once, "
-          f"{args.binding} binding)", bool(pairs) and not shared, shared)
+          f"{args.binding} binding)", bool(pairs) and not cpu_bad, cpu_bad)
 
 if args.mixed:
     both = [(a["label"], b["label"]) for a, b in pairs if (len(a["nodes"]) > 1) != (len(b["nodes"]) > 1)]
