@@ -367,9 +367,10 @@ static int decode_node_gpu_ids (const struct ctx *c, const json_t *v,
     return 0;
 }
 
-/* nodes absent or [] with one core list: one node the launcher chooses. */
+/* nodes absent or [] with one core list (where unnamed_ok: a render, not a
+ * lease, which always names its nodes): one node the launcher chooses. */
 static int decode_placement (const struct ctx *c, const json_t *v,
-                             struct placement *out)
+                             bool unnamed_ok, struct placement *out)
 {
     json_t *nodes = NULL, *cores, *gpus = NULL, *gpu_ids = NULL;
     json_error_t je;
@@ -385,6 +386,9 @@ static int decode_placement (const struct ctx *c, const json_t *v,
         return unpack_error (&pc, &je);
     size_t n = json_array_size (nodes);
     bool unnamed = absent (nodes) || (json_is_array (nodes) && n == 0);
+    if (unnamed && !unnamed_ok)
+        return bad (c, "placement.nodes", "a non-empty array of node names",
+                    nodes ? nodes : json_null ());
     if ((!unnamed && !json_is_array (nodes)) || n > PROTO_MAX_COUNT)
         return bad (c, "placement.nodes", "an array of node names (empty or left out: "
                     "one core list for the launcher's own node)", nodes);
@@ -763,7 +767,7 @@ static int decode_render (const struct ctx *c, json_t *o, struct proto_render *r
         return unpack_error (c, &je);
     if (need (c, "placement", placement, "an object") < 0
         || need (c, "argv", argv, "a non-empty array of strings") < 0
-        || decode_placement (c, placement, &r->placement) < 0
+        || decode_placement (c, placement, true, &r->placement) < 0
         || get_i (c, "ntasks", ntasks, 1, PROTO_MAX_COUNT, &r->ntasks) < 0
         || get_i (c, "cpus_per_task", cpt, 1, PROTO_MAX_COUNT, &r->cpus_per_task) < 0
         || get_int (c, "memory_cap", cap, 1, PROTO_MAX_MEMORY_MB, &cap_v) < 0
@@ -1278,6 +1282,15 @@ int proto_decode_hello_reply (const json_t *msg, int *version, berth_error_t *er
     return 0;
 }
 
+int proto_decode_placement (const json_t *v, struct placement *out,
+                            berth_error_t *err)
+{
+    struct ctx c = { "placement", PROTO_ERR_INVALID_REQUEST, err };
+    if (!json_is_object (v))
+        return bad (&c, "placement", "an object", v);
+    return decode_placement (&c, v, true, out);
+}
+
 /* Replies are read leniently: a later server may add members. */
 int proto_decode_lease (const json_t *msg, struct proto_lease *out, berth_error_t *err)
 {
@@ -1300,7 +1313,7 @@ int proto_decode_lease (const json_t *msg, struct proto_lease *out, berth_error_
         return -1;
     if (get_name (&c, "lease", id, &l.id) < 0
         || get_name (&c, "label", label, &l.label) < 0
-        || decode_placement (&c, placement, &l.placement) < 0
+        || decode_placement (&c, placement, false, &l.placement) < 0
         || get_int (&c, "memory_cap", cap, 0, PROTO_MAX_MEMORY_MB, &cap_v) < 0
         || get_int (&c, "budget_mb", budget, 0, PROTO_MAX_MEMORY_MB, &budget_v) < 0
         || decode_launch (&c, argv, delta, &l.launch) < 0
