@@ -9,6 +9,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "idset.h"
+#include "launch_fit.h"
 #include "launcher.h"
 #include "machine.h"
 #include "placement.h"
@@ -316,8 +317,20 @@ int cmd_render (int argc, char **argv)
         .memory_cap = a.memory_cap,
         .single_process = a.cores > 0,
     };
+    /* berthd's checks of the request, against this machine's figures: what
+     * no node holds first, then the launcher's own rules, then the shape */
+    struct step_capacity cap;
+    launch_fit_machine_capacity (m, alloc_nodes, &cap);
+    if (have_placement && launch_fit_placement (&p, &cap, &err) < 0) {
+        launch_fit_blame_machine (m, &err);
+        goto error;
+    }
     if (render_launch (&par, alloc_nodes, &caps, &req, &l, &err) < 0)
         goto error;
+    if (launch_fit (&req, &cap, &err) < 0) {
+        launch_fit_blame_machine (m, &err);
+        goto error;
+    }
     if (a.json) {
         out = launch_json (&l, system, &caps);
         cli_print_json (out);

@@ -177,9 +177,14 @@ int machine_set_compiler (struct machine *m, const char *compiler,
     bool is_build = !blank (build) && same_compiler (build, m->compiler);
     bool section = machine_has_compiler_section (m, m->compiler);
     const char *how = given ? "given (--compiler)" : "the machine's [build] compiler";
-    if (section)
+    if (section) {
+        char sec[256];
+        snprintf (sec, sizeof (sec), "%s", m->compiler);
+        for (char *p = sec; *p; p++)
+            *p = *p == '-' ? '_' : *p;
         return set_text (&m->compiler_why, err, "%s%s: [parallel.%s] over [parallel]",
-                         how, origin, m->compiler);
+                         how, origin, sec);
+    }
     if (in_list || is_build)
         return set_text (&m->compiler_why, err, "%s%s: no [parallel.%s] section, "
                          "[parallel] as it is", how, origin, m->compiler);

@@ -137,6 +137,27 @@ expect_out "aurora GPU build: explicit empty mask" \
     "${R[@]}" --machine aurora --compiler oneapi-ifxgpu --nodes 1 --launcher-version pals \
     -n 2 -c 1 --place-nodes x1 --place-cores 1,2 -- ./run
 
+# previews refuse what berthd refuses, naming machine, compiler section, figures
+expect_fail "GPUs per task on a CPU machine" 1 "machine pm-cpu, compiler gnu \\[parallel\\]: .*asks for 4 GPUs, but .* no GPUs" \
+    "${R[@]}" --machine pm-cpu --nodes 1 -n 4 --gpus-per-task 1 -- ./a
+expect_fail "placed GPUs on a CPU machine" 1 "machine pm-cpu, compiler gnu \\[parallel\\]: placement gives node a 1 GPU, but a node has none \\(0 GPUs per node\\)" \
+    "${R[@]}" --machine pm-cpu --nodes 1 "${s25[@]}" -n 1 --place-nodes a --place-cores 0 --place-gpus 1 -- ./a
+expect_fail "-c above a node's cores" 1 "machine pm-cpu, compiler gnu \\[parallel\\]: .*needs 200 cores for each task .* a node holds 128 cores" \
+    "${R[@]}" --machine pm-cpu --nodes 1 -n 1 -c 200 -- ./a
+expect_fail "more GPUs than a node has" 1 "machine polaris, compiler gnugpu \\[parallel\\]: placement gives node a 9 GPUs, but a node holds 4" \
+    "${R[@]}" --machine polaris --nodes 1 --launcher-version pals -n 1 --place-nodes a --place-cores 0 --place-gpus 9 -- ./a
+expect_fail "GPU id out of range on Slurm" 1 "machine pm-gpu, compiler gnugpu \\[parallel\\]: placement node a: GPU id 7 is out of range: a node has 4 GPUs \\(ids 0 to 3\\)" \
+    "${R[@]}" --machine pm-gpu --nodes 1 "${s25[@]}" -n 1 --place-nodes a --place-cores 0 --place-gpu-ids 7 -- ./a
+expect_fail "a GPU section's GPUs on frontier's CPU build" 1 "machine frontier, compiler craygnu \\[parallel\\]" \
+    "${R[@]}" --machine frontier --nodes 1 -n 1 --gpus-per-task 1 -- ./a
+expect_out "the GPU section has them" \
+    "srun -l -K --threads-per-core=1 -N 1 -n 1 --gpus-per-task 1 --cpu-bind=threads --gpu-bind=closest -m block:cyclic ./a" \
+    "${R[@]}" --machine frontier --compiler craygnu-mphipcc --nodes 1 -n 1 --gpus-per-task 1 -- ./a
+expect_fail "bogus compiler" 1 "machine pm-cpu has no compiler 'bogus': it knows gnu, intel and nvidia" \
+    "${R[@]}" --machine pm-cpu --compiler bogus --nodes 1 -n 1 -- ./a
+expect_out "a listed compiler without a section" "srun --label -N 1 -n 1 --cpu-bind=cores -m plane=128 ./a" \
+    "${R[@]}" --machine pm-cpu --compiler intel --nodes 1 -n 1 -- ./a
+
 # errors: a message with the figures, exit 1; JSON error object on stdout
 expect_fail "too many tasks per node" 1 "300 tasks on 1 allocation nodes .* above max_mpi_tasks_per_node = 128: the allocation needs at least 3 nodes" \
     "${R[@]}" --machine pm-cpu --nodes 1 -n 300 -- ./a
