@@ -524,6 +524,17 @@ static int pbs_gpu_env (const struct render *r, char **item, berth_error_t *err)
         return errprintf_code (err, "render",
                                "the placement has %d GPUs but no GPU ids: a PBS launch "
                                "needs the ids of the free GPUs to set %s", p->gpus, var);
+    /* one list for every node longer than a node's share: the ids of
+     * several nodes written as one list, and every node would see them all */
+    int share = ceil_div (p->gpus, p->nnodes);
+    if (!p->node_gpu_ids && p->nnodes > 1 && p->ngpu_ids > share)
+        return errprintf_code (err, "render",
+                               "the placement lists %d GPU ids for %d GPUs on %d nodes "
+                               "(at most %d on a node), but PALS's --env sets one %s "
+                               "for every node, so each node would see all %d: give "
+                               "each node its own ids (--place-gpu-ids 'I,J;K,L', or "
+                               "gpu_ids as one list per node)", p->ngpu_ids, p->gpus,
+                               p->nnodes, share, var, p->ngpu_ids);
     if (!placement_gpu_ids_uniform (p)) {
         char *text = node_gpu_text (p);
         errprintf_code (err, "render",

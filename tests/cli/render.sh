@@ -123,6 +123,9 @@ expect_out "polaris, the same ids per node" \
 expect_fail "polaris, different ids per node" 1 "PALS's --env sets one CUDA_VISIBLE_DEVICES for every node of a launch, but the placement gives node a GPU ids 0-1, node b GPU ids 2-3" \
     "${R[@]}" --machine polaris --nodes 2 --launcher-version pals --place-nodes a,b \
     --place-cores '0-3;0-3' --place-gpu-ids '0,1;2,3' -n 4 -c 2 -- ./exe
+expect_fail "polaris, both nodes' ids as one list" 1 "the placement lists 4 GPU ids for 4 GPUs on 2 nodes \\(at most 2 on a node\\), but PALS's --env sets one CUDA_VISIBLE_DEVICES for every node, so each node would see all 4" \
+    "${R[@]}" --machine polaris --nodes 2 --launcher-version pals --place-nodes a,b \
+    --place-cores '0-3;0-3' --place-gpu-ids 0,1,2,3 -n 4 -c 2 -- ./exe
 expect_fail "per-node ids, wrong count" 1 "--place-gpu-ids gives 3 GPU id list\\(s\\) .* the placement has 2 node" \
     "${R[@]}" --machine polaris --nodes 2 --launcher-version pals --place-nodes a,b \
     --place-cores '0-3;0-3' --place-gpu-ids '0;1;2' -n 4 -- ./exe

@@ -549,7 +549,8 @@ START_TEST (pbs_placed_examples)
     m = polaris ();
     q.ntasks = 4;
     q.cpus_per_task = 2;
-    q.placement = mkpl (&s, 2, (const char *[]){ "a", "b" }, (int[]){ 1, 2, 3, 4 }, 4, 2,
+    /* 4 GPUs on 2 nodes: each node's 2 ids, the same on both */
+    q.placement = mkpl (&s, 2, (const char *[]){ "a", "b" }, (int[]){ 1, 2, 3, 4 }, 4, 4,
                         (int[]){ 3, 1 }, 2);
     expect (&m, 1, &c, &q,
             "mpiexec --label -n 4 --ppn 2 --depth 2 --hosts a,b --cpu-bind "
@@ -801,6 +802,24 @@ START_TEST (per_node_gpu_ids)
                   "PALS's --env sets one CUDA_VISIBLE_DEVICES for every node of a launch, "
                   "but the placement gives node a GPU ids 0-1, node b GPU ids 2-3: place "
                   "the same GPU ids on every node");
+    /* the ids of both nodes written as one list: every node would see all 4 */
+    s.p.node_gpu_ids = false;
+    s.p.gpu_ids = (int[]){ 0, 1, 2, 3 };
+    s.p.ngpu_ids = 4;
+    s.nodes[0].gpu_ids = s.nodes[1].gpu_ids = NULL;
+    s.nodes[0].ngpu_ids = s.nodes[1].ngpu_ids = 0;
+    expect_error (&pol, 1, &pals, &q,
+                  "the placement lists 4 GPU ids for 4 GPUs on 2 nodes (at most 2 on a "
+                  "node), but PALS's --env sets one CUDA_VISIBLE_DEVICES for every node, "
+                  "so each node would see all 4");
+    s.p.ngpu_ids = 2;     /* a node's share: the same ids on both */
+    expect (&pol, 1, &pals, &q,
+            "mpiexec --label -n 4 --ppn 2 --depth 2 --hosts a,b --cpu-bind "
+            "list:0,1:2,3:0,1:2,3 --env CUDA_VISIBLE_DEVICES=0,1 ./run");
+    s.p.gpu_ids = NULL;
+    s.p.ngpu_ids = 0;
+    set_node_gpus (&s, 0, (int[]){ 0, 1 }, 2, a);
+    set_node_gpus (&s, 1, (int[]){ 2, 3 }, 2, b);
     /* Slurm's --exact --gpus takes the count: its own accounting picks them */
     expect (&pg, 1, &s25, &q, "srun --label -c 2 -N 2 -n 4 -w a,b --exact --gpus=4 "
             "--cpu-bind=cores ./run");
