@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # berth run on the localhost default against a real berthd, once with Open
 # MPI's mpirun and once with MPICH's hydra: -n N starts N ranks (counted by
-# the launcher's own variables), -n 1 -c 2 one rank, a step of --cores runs
-# once with no MPI launcher, and concurrent placed steps run on disjoint CPU
-# sets (each process's Cpus_allowed_list). Skips an MPI that is not installed.
+# the launcher's own variables, and by a small MPI program built with that
+# MPI's mpicc), -n 1 -c 2 one rank, a step of --cores runs once with no MPI
+# launcher, and concurrent placed steps run on disjoint CPU sets (each
+# process's Cpus_allowed_list). Skips an MPI that is not installed.
 # shellcheck source=tests/cli/lib.sh
 source "$(dirname "$0")/lib.sh"
 : "${BERTHD:?BERTHD must name the berthd executable}"
@@ -33,7 +34,7 @@ stop_daemon() { "$BERTH" shutdown --force >/dev/null 2>&1; }
 lines_of() { "$@" 2>"$TMP/run.err" | sort; }
 
 check_mpi() {
-    local name=$1 exe=$2 out
+    local name=$1 exe=$2 cc=$3 out
     if ! command -v "$exe" >/dev/null; then
         echo "SKIP: $name: $exe not installed"
         return
@@ -45,6 +46,16 @@ check_mpi() {
     out=$(lines_of "$BERTH" run -n 2 -- sh -c "$show")
     [[ $(grep -c '^size=2 ' <<<"$out") == 2 ]] && ok \
         || not_ok "$name: -n 2 did not start 2 ranks of 2: $out $(cat "$TMP/run.err")"
+
+    # MPI itself counts the ranks
+    if command -v "$cc" >/dev/null \
+        && "$cc" -o "$TMP/hello-$name" "${BERTH_TESTDATA:-$(dirname "$0")/../data}/localmpi/hello.c" 2>"$TMP/cc.err"; then
+        out=$(lines_of "$BERTH" run -n 2 -- "$TMP/hello-$name")
+        [[ $out == $'rank 0 of 2\nrank 1 of 2' ]] && ok \
+            || not_ok "$name: the MPI program did not run as 2 ranks: $out $(cat "$TMP/run.err")"
+    else
+        echo "SKIP: $name: no $cc to build the MPI program: $(cat "$TMP/cc.err" 2>/dev/null)"
+    fi
 
     out=$(lines_of "$BERTH" run -n 1 -c "$cores" -- sh -c "$show")
     [[ $out == "size=1 "* && $(wc -l <<<"$out") == 1 ]] && ok \
@@ -81,6 +92,6 @@ check_mpi() {
     stop_daemon
 }
 
-check_mpi openmpi mpirun.openmpi
-check_mpi mpich mpiexec.hydra
+check_mpi openmpi mpirun.openmpi mpicc.openmpi
+check_mpi mpich mpiexec.hydra mpicc.mpich
 finish
