@@ -478,7 +478,7 @@ static void pbs_device_name (const struct machine_parallel *par, int id, FILE *f
     fprintf (f, "%.*s", (int)strcspn (l, ":"), l);
 }
 
-/* The ids as "A, B and C: 0,1; 2,3 and 4" style text for a message. */
+/* "node a GPU ids 0-1, node b GPU ids 2-3" for a message. */
 static char *node_gpu_text (const struct placement *p)
 {
     char *s = NULL;
