@@ -45,7 +45,8 @@ static void usage (FILE *f)
 "                          gives each node its own list (one per node)\n"
 "  --memory-cap MB         memory cap per node\n"
 "Output:\n"
-"  --json                  {argv, env, system, placement_support, memory_cap_support}\n"
+"  --json                  {argv, env, system, placement_support,\n"
+"                          memory_cap_support, launcher}\n"
 "  -h, --help              this text\n");
 }
 
@@ -200,11 +201,12 @@ static json_t *launch_json (const struct launch *l, const char *system,
         json_array_append_new (unset, json_string (l->env_unset[i]));
     for (int i = 0; i < l->n_set; i++)
         json_object_set_new (set, l->env_set[i].name, json_string (l->env_set[i].value));
-    return json_pack ("{s:o s:{s:o s:o} s:s s:s s:s}",
+    return json_pack ("{s:o s:{s:o s:o} s:s s:s s:s s:s}",
                       "argv", argv, "env", "unset", unset, "set", set,
                       "system", system,
                       "placement_support", placement_support_name (caps->placement),
-                      "memory_cap_support", memcap_support_name (caps->memcap));
+                      "memory_cap_support", memcap_support_name (caps->memcap),
+                      "launcher", caps->desc);
 }
 
 static int parse_args (int argc, char **argv, struct render_args *a)

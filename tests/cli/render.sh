@@ -97,6 +97,11 @@ expect_out "MPICH placed" "taskset -c 2-4,6 mpirun -n 2 -bind-to user:2+3,4+6 ./
     "${lh[@]}" --launcher-version mpich -n 2 -c 2 --place-cores 2-4,6 -- ./exe
 expect_out "not MPI: no launcher" "taskset -c 0-1 ./exe" \
     "${lh[@]}" --launcher-version openmpi --cores 2 --place-cores 0-1 -- ./exe
+out=$("${lh[@]}" --launcher-version mpich -n 2 --json -- ./exe)
+expect_true "json names the launcher and its MPI" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); assert d["launcher"] == "taskset, mpich", d
+' "$out"
 expect_out "not MPI, unplaced" "./exe" "${lh[@]}" --launcher-version mpich --cores 2 -- ./exe
 expect_fail "--cores with -n" 2 "--cores .* and --ntasks/--cpus-per-task .* contradict" \
     "${lh[@]}" --cores 2 -n 2 -- ./exe
