@@ -24,6 +24,7 @@
 #include "berthd.h"
 #include "launcher_probe.h"
 #include "sockdir.h"
+#include "socket_path.h"
 
 static const char usage_text[] =
 "usage: berthd [options]\n"
@@ -417,6 +418,8 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     *code = BERTHD_EXIT_RUNTIME;
     if (machine_load (&mo, &d->machine, err) < 0)
         return -1;
+    if (d->machine->compiler_warning)
+        log_msg (LOG_WARNING, "%s", d->machine->compiler_warning);
     if (allocation_discover (&d->machine->par, d->machine->name, &aenv,
                              &d->alloc, err) < 0) {
         *code = exit_code_for (err->code);
@@ -432,7 +435,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
                   d->cfg.socket_path);
     else {
         char dir[sizeof (d->socket_path)];
-        if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
+        if (socket_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
                                   d->alloc->job_id, d->socket_path,
                                   sizeof (d->socket_path), err) < 0)
             return -1;
