@@ -76,7 +76,7 @@ for line in read("steps.txt").splitlines():
     steps.append(dict(label=label, opts=opts, n=int(n), cpt=int(cpt), gpus=int(gpus)))
 
 retries = len(re.findall(r"step creation (temporarily|still) disabled", read("job.out")))
-# steps that ran a second time after Open MPI's TCP wire-up failed (mpi.sh)
+# steps that ran a second time after a rank crashed in Open MPI's wire-up (mpi.sh)
 wireup = sorted(f[:-len(".out.wireup")] for f in os.listdir(os.path.join(d, "steps"))
                 if f.endswith(".out.wireup"))
 for label in wireup:
@@ -148,7 +148,7 @@ pairs = [(a, b) for i, a in enumerate(ran) for b in ran[i + 1:] if at_once(a, b)
 peak = max((sum(1 for o in ran if o["t0"] <= s["t0"] < o["t1"]) for s in ran), default=0)
 out(f"# {tag}: {len(ran)} steps, {len(pairs)} pairs ran at once, peak {peak} at once")
 if wireup:
-    out(f"# {tag}: ran again after Open MPI's TCP wire-up failed: {', '.join(wireup)}")
+    out(f"# {tag}: ran again after a rank crashed in Open MPI's wire-up: {', '.join(wireup)}")
 
 
 def shared(key, within, any_node=False):
