@@ -1,8 +1,11 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_daemon.h"
 #include "commands.h"
+#include "sockdir.h"
 
 berth_client_t *cli_connect (const char *cmd, const char *socket)
 {
@@ -42,4 +45,23 @@ void cli_lease_warning (const char *cmd, const berth_lease_t *l)
     const char *w = berth_lease_warning (l);
     if (w)
         fprintf (stderr, "berth %s: warning: %s\n", cmd, w);
+}
+
+void cli_socket_help (FILE *f, int column)
+{
+    char here[256] = "";
+    const char *job = getenv ("SLURM_JOB_ID");
+    if (!job || !*job)
+        job = getenv ("PBS_JOBID");
+    /* the path libberth connects to when neither is given, as here */
+    if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, here,
+                              sizeof (here), NULL) < 0)
+        snprintf (here, sizeof (here), "(too long for a socket)");
+    const char *env = getenv ("BERTH_SOCKET");
+    int w = column - 3;
+    fprintf (f, "  %-*s berthd's socket (default: $BERTH_SOCKET, else\n"
+             "  %-*s $XDG_RUNTIME_DIR/berth/JOB.sock, or without it\n"
+             "  %-*s /tmp/berth-UID/JOB.sock; JOB: $SLURM_JOB_ID,\n"
+             "  %-*s $PBS_JOBID or local; here: %s)\n", w, "--socket PATH",
+             w, "", w, "", w, "", env && *env ? env : here);
 }

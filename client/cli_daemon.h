@@ -3,6 +3,8 @@
 #ifndef BERTH_CLI_DAEMON_H
 #define BERTH_CLI_DAEMON_H
 
+#include <stdio.h>
+
 #include "berth/berth.h"
 
 /* Connect to socket (NULL: $BERTH_SOCKET); on failure print why for cmd
@@ -16,6 +18,11 @@ int cli_daemon_fail (const char *cmd, const berth_client_error_t *err);
  * past the job's end under --deadline-policy warn), as "berth CMD: warning:
  * ..." on stderr. */
 void cli_lease_warning (const char *cmd, const berth_lease_t *l);
+
+/* The help line of --socket, its text starting at column: the default
+ * that is used ($BERTH_SOCKET, else berthd's default path) and what that
+ * is here. */
+void cli_socket_help (FILE *f, int column);
 
 /* Print text for a POSIX shell, single-quoted where needed. */
 void cli_shell_word (FILE *f, const char *text);

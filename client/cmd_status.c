@@ -34,8 +34,8 @@ static void usage (FILE *f)
 "                   terminal, 2 otherwise)\n"
 "  --time-left      find when the allocation ends even if berthd must ask\n"
 "                   the scheduler (once); otherwise it is shown when known\n"
-"  --socket PATH    berthd's socket (default: $BERTH_SOCKET)\n"
 "  -h, --help       this text\n");
+    cli_socket_help (f, 19);
 }
 
 enum { OPT_JSON = 256, OPT_WATCH, OPT_SOCKET, OPT_TIME_LEFT, OPT_INTERVAL };

@@ -10,13 +10,14 @@
 #include <strings.h>
 
 #include "cli_common.h"
+#include "cli_daemon.h"
 #include "commands.h"
 #include "request_options.h"
 
 void request_options_help (FILE *f)
 {
     fprintf (f,
-"What the step asks for (60-steps.md):\n"
+"What the step asks for:\n"
 "  -n, --ntasks N           MPI ranks\n"
 "  -c, --cpus-per-task N    cores per rank\n"
 "  --cores N                cores of a non-MPI step\n"
@@ -34,8 +35,8 @@ void request_options_help (FILE *f)
 "  --duration SECONDS       how long the step runs; berthd refuses (or warns\n"
 "                           about) a step that would outlast the job, and may\n"
 "                           start it early on nodes held for a wide step\n"
-"  --gpus-per-task N        deprecated: use --gpus with the total\n"
-"  --socket PATH            berthd's socket (default: $BERTH_SOCKET)\n");
+"  --gpus-per-task N        deprecated: use --gpus with the total\n");
+    cli_socket_help (f, 27);
 }
 
 int request_parse_memory (const char *text, long long *mb)

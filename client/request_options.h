@@ -1,5 +1,5 @@
-/* The request options that berth acquire and berth run share (60-steps.md:
- * what a step asks for), parsed into a libberth request. */
+/* The request options that berth acquire and berth run share (what a step
+ * asks for), parsed into a libberth request. */
 #ifndef BERTH_REQUEST_OPTIONS_H
 #define BERTH_REQUEST_OPTIONS_H
 

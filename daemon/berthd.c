@@ -40,8 +40,10 @@ static const char usage_text[] =
 "                            default socket, <job>.state); created 0700\n"
 "  --foreground              stay in the foreground (systemd, tests)\n"
 "  --detach                  run in the background once ready (default)\n"
-"  --print-env               once ready print `export BERTH_SOCKET=...` for\n"
-"                            eval; on failure print a line that fails\n"
+"                            Either way, once ready berthd prints\n"
+"                            `export BERTH_SOCKET=...` for eval.\n"
+"  --print-env               on failure, print a line that fails when\n"
+"                            evaluated (for eval \"$(berthd --print-env)\")\n"
 "  --max-connections N       open connections at once (default 1024)\n"
 "  --max-leases N            connection-bound leases per connection\n"
 "                            (default 1024)\n"
@@ -299,13 +301,12 @@ static void print_env_failure (const char *msg)
     free (q);
 }
 
-static void print_ready (const struct berthd_config *cfg, const char *path)
+/* The same line with or without --print-env: evaluated either way, it must
+ * export the socket, or the berth commands the shell starts do not see it. */
+static void print_ready (const char *path)
 {
     char *q = shell_quote (path);
-    if (cfg->print_env)
-        printf ("export BERTH_SOCKET=%s\n", q ? q : path);
-    else
-        printf ("BERTH_SOCKET=%s\n", q ? q : path);
+    printf ("export BERTH_SOCKET=%s\n", q ? q : path);
     fflush (stdout);
     free (q);
 }
@@ -552,7 +553,7 @@ static int wait_ready (int fd, pid_t child, const struct berthd_config *cfg)
         return code;
     }
     if (code == 0) {
-        print_ready (cfg, buf + off);
+        print_ready (buf + off);
         return 0;
     }
     if (cfg->print_env)
@@ -634,7 +635,7 @@ int main (int argc, char **argv)
         log_to_file (logpath);
     }
     else
-        print_ready (&d.cfg, d.socket_path);
+        print_ready (d.socket_path);
     berthd_loop (&d);
     code = d.exit_code;
     teardown (&d);
