@@ -7,6 +7,13 @@
 
 #include "berth/berth.h"
 
+/* The exit statuses of berth run and berth acquire for their own failures,
+ * kept apart from a step's status the way timeout(1) and env(1) do: berth
+ * could not get or use the lease (a usage error of berth run, no berthd,
+ * a refusal, a timeout, berthd shutting down or gone), the step's program
+ * cannot be run, it is not found. */
+enum { CLI_EXIT_BERTH = 125, CLI_EXIT_CANNOT_RUN = 126, CLI_EXIT_NOT_FOUND = 127 };
+
 /* Connect to socket (NULL: $BERTH_SOCKET); on failure print why for cmd
  * and return NULL. */
 berth_client_t *cli_connect (const char *cmd, const char *socket);

@@ -33,7 +33,11 @@ static void usage (FILE *f)
 "is run; with --local PROGRAM runs on this node bound to the placed cores.\n"
 "The step finds its share in BERTH_LEASE, BERTH_NODES, BERTH_CORES,\n"
 "BERTH_GPUS and BERTH_MEMORY_MB. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
-"SIGUSR2 sent to berth run are passed to the step.\n\n");
+"SIGUSR2 sent to berth run are passed to the step.\n"
+"Exit status: the step's; else 125 when berth itself fails (a usage error,\n"
+"no berthd, a request refused as unsatisfiable or busy, --timeout passed,\n"
+"berthd shutting down or gone), 126 when PROGRAM cannot be run, 127 when it\n"
+"is not found.\n\n");
     request_options_help (f);
     fprintf (f,
 "Running:\n"
@@ -127,7 +131,7 @@ static int step_environment (const berth_lease_t *l, const struct run_args *a)
      * visible-devices variable to exactly its GPUs (PROTOCOL.md): the CLI
      * loads no machine config to know the vendor. */
     if (berth_launch_apply_env (berth_lease_launch (l), &err) < 0)
-        return cli_daemon_fail ("run", &err);
+        return cli_daemon_fail ("run", &err), CLI_EXIT_BERTH;
     for (int i = 0; i < berth_lease_nenv (l); i++)
         setenv (berth_lease_env_name (l, i), berth_lease_env_value (l, i), 1);
     if (a->omp) {
@@ -150,7 +154,7 @@ static int local_cpus (const berth_lease_t *l, cpu_set_t *set)
         || affinity_threads (NULL, cores, ncores, usable, nusable, &threads, &nthreads,
                              &e) < 0) {
         free (usable);
-        return cli_fail (1, "run", "%s", e.text);
+        return cli_fail (CLI_EXIT_BERTH, "run", "%s", e.text);
     }
     CPU_ZERO (set);
     for (int i = 0; i < nthreads; i++)
@@ -192,12 +196,12 @@ static void exec_step (char *const *argv, const cpu_set_t *cpus, pid_t parent,
     if (cpus && sched_setaffinity (0, sizeof (*cpus), cpus) < 0) {
         fprintf (stderr, "berth run: cannot bind to the placed cores: %s\n",
                  strerror (errno));
-        _exit (126);
+        _exit (CLI_EXIT_CANNOT_RUN);
     }
     execvp (argv[0], argv);
     int e = errno;
     fprintf (stderr, "berth run: cannot run '%s': %s\n", argv[0], strerror (e));
-    _exit (e == ENOENT ? 127 : 126);
+    _exit (e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_RUN);
 }
 
 /* Run argv and wait for it: its exit status, 128+N for signal N. */
@@ -213,7 +217,8 @@ static int run_step (char *const *argv, const cpu_set_t *cpus)
     pid_t pid = fork ();
     if (pid < 0) {
         sigprocmask (SIG_SETMASK, &old, NULL);
-        return cli_fail (1, "run", "cannot start '%s': %s", argv[0], strerror (errno));
+        return cli_fail (CLI_EXIT_BERTH, "run", "cannot start '%s': %s", argv[0],
+                         strerror (errno));
     }
     if (pid == 0)
         exec_step (argv, cpus, parent, &old);
@@ -230,7 +235,8 @@ static int run_step (char *const *argv, const cpu_set_t *cpus)
     int status;
     while (waitpid (pid, &status, 0) < 0)
         if (errno != EINTR)
-            return cli_fail (1, "run", "waiting for '%s': %s", argv[0], strerror (errno));
+            return cli_fail (CLI_EXIT_BERTH, "run", "waiting for '%s': %s", argv[0],
+                             strerror (errno));
     child_pid = 0;
     if (WIFSIGNALED (status))
         return 128 + WTERMSIG (status);
@@ -285,26 +291,29 @@ int cmd_run (int argc, char **argv)
     bool help = false;
     berth_request_t *r = berth_request_new ();
     if (!r)
-        return cli_fail (1, "run", "out of memory");
+        return cli_fail (CLI_EXIT_BERTH, "run", "out of memory");
     int rc = parse (argc, argv, r, &a, &help);
     if (rc || help) {
         if (help)
             usage (stdout);
         berth_request_free (r);
-        return rc;
+        /* a usage error too is berth's, not the step's */
+        return rc ? CLI_EXIT_BERTH : 0;
     }
     berth_request_set_bool (r, "env", 1, NULL);
     if (a.local)
         berth_request_set_bool (r, "local", 1, NULL);
     else if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
         berth_request_free (r);
-        return cli_fail (2, "run", "%s", err.message);
+        return cli_fail (CLI_EXIT_BERTH, "run", "%s", err.message);
     }
     berth_client_t *c = cli_connect ("run", a.socket);
     berth_lease_t *l = c ? berth_acquire (c, r, &err) : NULL;
     berth_request_free (r);
     if (!l) {
-        rc = c ? cli_daemon_fail ("run", &err) : 1;
+        if (c)
+            cli_daemon_fail ("run", &err);
+        rc = CLI_EXIT_BERTH;
         berth_close (c);
         return rc;
     }
@@ -315,12 +324,12 @@ int cmd_run (int argc, char **argv)
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
     if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
-        rc = cli_fail (1, "run", "berthd granted lease %s without a rendered launch; "
-                       "cannot run the step", berth_lease_id (l));
+        rc = cli_fail (CLI_EXIT_BERTH, "run", "berthd granted lease %s without a "
+                       "rendered launch; cannot run the step", berth_lease_id (l));
     else if (a.local && local_cpus (l, &cpus) != 0)
-        rc = 1;
+        rc = CLI_EXIT_BERTH;
     else if (step_environment (l, &a) != 0)
-        rc = 1;
+        rc = CLI_EXIT_BERTH;
     else {
         if (a.verbose)
             describe (l, step_argv);

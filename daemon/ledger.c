@@ -1064,6 +1064,11 @@ void ledger_unreserve (struct ledger *l)
 
 /* ---- explaining a wait ---- */
 
+static const char *plural (int n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* Append "best: a, b, ..." with the top k of a node figure. */
 static void best_list (const struct ledger *l, int k, int what, char *buf,
                        size_t size)
@@ -1113,10 +1118,12 @@ static void explain (const struct ledger *l, const struct step_shape *sh,
             return;
         }
         const struct lnode *nd = &l->nodes[l->local];
-        snprintf (why, size, "the daemon's node %s has %d free cores, %d free "
-                  "GPUs, %lld MB unbudgeted; needs %d cores, %d GPUs, %lld MB",
-                  nd->name, nd->nfree, nd->nfree_gpus,
-                  (long long) nd->unbudgeted, sh->cores, sh->gpus,
+        snprintf (why, size, "the daemon's node %s has %d free core%s, %d "
+                  "free GPU%s, %lld MB unbudgeted; needs %d core%s, %d GPU%s, "
+                  "%lld MB", nd->name, nd->nfree, plural (nd->nfree),
+                  nd->nfree_gpus, plural (nd->nfree_gpus),
+                  (long long) nd->unbudgeted, sh->cores, plural (sh->cores),
+                  sh->gpus, plural (sh->gpus),
                   (long long) (sh->budget > 0 ? sh->budget : 0));
         return;
     }
@@ -1153,19 +1160,21 @@ static void explain (const struct ledger *l, const struct step_shape *sh,
                                                              0 };
     if (count_fitting (l, &cores_only) < sp.count[0]
         || count_free_ge (l, sp.d[sp.ncls - 1].cores) < sp.k) {
-        snprintf (why, size, "%s with %d free cores", nodes, d.cores);
+        snprintf (why, size, "%s with %d free core%s", nodes, d.cores,
+                  plural (d.cores));
         best_list (l, sp.k, 0, why, size);
     } else if (count_fitting (l, &no_mem) < sp.count[0]) {
-        snprintf (why, size, "%s with %d free cores and %d free GPUs", nodes,
-                  d.cores, d.gpus);
+        snprintf (why, size, "%s with %d free core%s and %d free GPU%s",
+                  nodes, d.cores, plural (d.cores), d.gpus, plural (d.gpus));
         best_list (l, sp.k, 1, why, size);
     } else if (count_fitting (l, &d) < sp.count[0]) {
-        snprintf (why, size, "%s with %d free cores and %lld MB of memory "
-                  "unbudgeted", nodes, d.cores, (long long) d.memory);
+        snprintf (why, size, "%s with %d free core%s and %lld MB of memory "
+                  "unbudgeted", nodes, d.cores, plural (d.cores),
+                  (long long) d.memory);
         best_list (l, sp.k, 2, why, size);
     } else {
-        snprintf (why, size, "%s with the same %d free core ids%s", nodes,
-                  d.cores, d.gpus ? " and GPU indices" : "");
+        snprintf (why, size, "%s with the same %d free core id%s%s", nodes,
+                  d.cores, plural (d.cores), d.gpus ? " and GPU indices" : "");
     }
 }
 

@@ -138,20 +138,27 @@ def t_env(d):
 
 
 def t_busy_timeout_unsatisfiable(d):
+    """berth's own failures exit 125 (as timeout(1) and env(1) do), never a
+    status a step could have returned (1)."""
     n = cores_of(d)
     lid = d.berth("acquire", "--cores", str(n)).stdout.strip()
     r = d.berth("acquire", "--cores", "1", "--no-wait")
-    check(r.returncode == 1 and "berth acquire: busy:" in r.stderr, f"--no-wait: {r.stderr!r}")
+    check(r.returncode == 125 and "berth acquire: busy:" in r.stderr, f"--no-wait: {r.returncode} {r.stderr!r}")
     r = d.berth("acquire", "--cores", "1", "--timeout", "0.3")
-    check(r.returncode == 1 and "berth acquire: timeout:" in r.stderr,
+    check(r.returncode == 125 and "berth acquire: timeout:" in r.stderr,
           f"--timeout expiry: rc {r.returncode} {r.stderr!r}")
     r = d.berth("run", "--local", "--cores", "1", "--timeout", "0.3", "--", "true")
-    check(r.returncode == 1 and "berth run: timeout:" in r.stderr,
+    check(r.returncode == 125 and "berth run: timeout:" in r.stderr,
           f"run --timeout expiry: rc {r.returncode} {r.stderr!r}")
     d.berth("release", lid)
     r = d.berth("acquire", "--cores", str(n * 1000))
-    check(r.returncode == 1 and "berth acquire: unsatisfiable:" in r.stderr,
-          f"unsatisfiable: {r.stderr!r}")
+    check(r.returncode == 125 and "berth acquire: unsatisfiable:" in r.stderr,
+          f"unsatisfiable: {r.returncode} {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", str(n * 1000), "--", "true")
+    check(r.returncode == 125 and "berth run: unsatisfiable:" in r.stderr,
+          f"run unsatisfiable: {r.returncode} {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", "1", "--", "sh", "-c", "exit 1")
+    check(r.returncode == 1, f"a step's own 1 stays 1: {r.returncode} {r.stderr!r}")
     check(d.status()["leases"] == [], "nothing held after refusals")
 
 
@@ -163,6 +170,9 @@ def t_run_status(d):
     r = d.berth("run", "--local", "--cores", "1", "--", "/nonexistent/prog")
     check(r.returncode == 127 and "cannot run '/nonexistent/prog'" in r.stderr,
           f"run of a missing program: {r.returncode} {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", "1", "--", "/")
+    check(r.returncode == 126 and "cannot run '/'" in r.stderr,
+          f"run of something that is not a program: {r.returncode} {r.stderr!r}")
     r = d.berth("run", "--local", "--cores", "1", "--", "sh", "-c", "echo out; echo err >&2")
     check(r.returncode == 0 and r.stdout == "out\n" and r.stderr == "err\n",
           f"run passes stdout and stderr through: {r.stdout!r} {r.stderr!r}")
@@ -325,7 +335,11 @@ def t_shutdown(tmp):
         check(r.returncode == 1 and "has not finished after 0.5 s" in r.stderr,
               f"drain with a lease held times out, saying so: {r.returncode} {r.stderr!r}")
         r = d.berth("acquire", "--cores", "1")
-        check(r.returncode == 1 and "shutting_down" in r.stderr, f"draining refuses: {r.stderr!r}")
+        check(r.returncode == 125 and "shutting_down" in r.stderr,
+              f"draining refuses: {r.returncode} {r.stderr!r}")
+        r = d.berth("run", "--local", "--cores", "1", "--", "true")
+        check(r.returncode == 125 and "shutting_down" in r.stderr,
+              f"draining refuses berth run, 125: {r.returncode} {r.stderr!r}")
         # a second client waits for the drain to finish
         w = d.popen("shutdown", "--timeout", "30", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         # connected: the holder, the waiting shutdown, and this status
@@ -346,6 +360,9 @@ def t_shutdown(tmp):
               f"shutdown --force with a detached lease: {r.returncode} {r.stderr!r}")
         r = d.berth("status")
         check(r.returncode == 1 and "no berthd socket" in r.stderr, f"status after shutdown: {r.stderr!r}")
+        r = d.berth("run", "--local", "--cores", "1", "--", "true")
+        check(r.returncode == 125 and "no berthd socket" in r.stderr,
+              f"berth run without a daemon: 125: {r.returncode} {r.stderr!r}")
     finally:
         d.stop()
 

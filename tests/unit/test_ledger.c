@@ -256,7 +256,7 @@ START_TEST (gpus)
     ck_assert_int_eq (at (l, c, 0)->node, 0);       /* lowest on a tie */
     ck_assert_str_eq (list (at (l, c, 0)->gpus, 1), "3");
     nofit (l, single (1, 3, -1), LEDGER_CPU_BINDING,
-           "no node with 1 free cores and 3 free GPUs (best: 2)");
+           "no node with 1 free core and 3 free GPUs (best: 2)");
     /* A step without GPUs holds none, and says so. */
     uint64_t d = acq (l, single (2, 0, -1), LEDGER_CPU_BINDING);
     struct placement p;
@@ -496,7 +496,7 @@ START_TEST (span_gpus_and_memory)
     ck_assert_int_eq (ls->nodes[2].memory, 666);
     /* Memory short on every node. */
     nofit (l, ranks (3, 1, 0, 600), LEDGER_CPU_BINDING,
-           "no 3 nodes with 1 free cores and 200 MB of memory unbudgeted "
+           "no 3 nodes with 1 free core and 200 MB of memory unbudgeted "
            "(best: 134, 134, 134)");
     ledger_destroy (l);
 }
