@@ -115,6 +115,9 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
             return cli_bad_option ("run", argv);
         }
     }
+    if (a->local && request_option_span (r) == 1)
+        return cli_fail (2, "run", "--local runs the step on this node, so it "
+                         "cannot span nodes: drop --local or --may-span-nodes");
     if (optind >= argc || !argv[optind][0])
         return cli_fail (2, "run", "no program given: put it after '--', e.g. "
                          "berth run -n 4 -- ./model");

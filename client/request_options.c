@@ -92,6 +92,16 @@ static int memory (berth_request_t *r, const char *field, const char *option,
     return set_int (r, field, mb, option, arg, cmd);
 }
 
+/* --may-span-nodes or --no-span as given for the request being parsed (-1:
+ * neither): a berth command parses one request. */
+static const berth_request_t *span_request;
+static int span_given = -1;
+
+int request_option_span (const berth_request_t *r)
+{
+    return r == span_request ? span_given : -1;
+}
+
 int request_option (berth_request_t *r, const char **socket, int c, const char *arg,
                     const char *cmd)
 {
@@ -123,6 +133,11 @@ int request_option (berth_request_t *r, const char **socket, int c, const char *
         return memory (r, "min_memory", "--min-memory", arg, cmd);
     case REQ_OPT_SPAN:
     case REQ_OPT_NO_SPAN:
+        if (request_option_span (r) == (c != REQ_OPT_SPAN))
+            return cli_fail (2, cmd, "--may-span-nodes and --no-span contradict "
+                             "each other; give one"), -1;
+        span_request = r;
+        span_given = c == REQ_OPT_SPAN;
         berth_request_set_bool (r, "may_span_nodes", c == REQ_OPT_SPAN, NULL);
         return 1;
     case REQ_OPT_LABEL:

@@ -39,6 +39,16 @@ expect_fail "shutdown timeout" 2 "--timeout wants a number of seconds >= 0, got 
 expect_fail "verify argument" 2 "unexpected argument 'x'" "$BERTH" verify x
 expect_fail "gpus-per-task is deprecated" 2 "deprecated; give the step's total with --gpus" "$BERTH" acquire --gpus-per-task 1 --cores x
 
+# conflicting options are refused before anything is asked of berthd
+expect_fail "span both ways" 125 "--may-span-nodes and --no-span contradict each other; give one" \
+    "$BERTH" run --no-span --may-span-nodes -- true
+expect_fail "span both ways, acquire" 2 "--may-span-nodes and --no-span contradict" \
+    "$BERTH" acquire --may-span-nodes --no-span
+expect_fail "local and span" 125 "--local runs the step on this node, so it cannot span nodes: drop --local or --may-span-nodes" \
+    "$BERTH" run --local --may-span-nodes -- true
+# the same option twice is no conflict (it reaches the missing daemon)
+expect_fail "span twice" 125 "no berthd socket" "$BERTH" run --no-span --no-span -- true
+
 # ---- help ----
 for cmd in acquire release run status shutdown verify; do
     expect_true "$cmd --help" "$BERTH" "$cmd" --help

@@ -147,6 +147,9 @@ def t_busy_timeout_unsatisfiable(d):
     r = d.berth("acquire", "--cores", "1", "--timeout", "0.3")
     check(r.returncode == 125 and "berth acquire: timeout:" in r.stderr,
           f"--timeout expiry: rc {r.returncode} {r.stderr!r}")
+    check("waited 0.3 s for 1 core" in r.stderr and "not tried yet" not in r.stderr
+          and "no node with 1 free core (best: 0)" in r.stderr,
+          f"the timeout says how long and why (tried when it came): {r.stderr!r}")
     r = d.berth("run", "--local", "--cores", "1", "--timeout", "0.3", "--", "true")
     check(r.returncode == 125 and "berth run: timeout:" in r.stderr,
           f"run --timeout expiry: rc {r.returncode} {r.stderr!r}")
@@ -160,6 +163,27 @@ def t_busy_timeout_unsatisfiable(d):
     r = d.berth("run", "--local", "--cores", "1", "--", "sh", "-c", "exit 1")
     check(r.returncode == 1, f"a step's own 1 stays 1: {r.returncode} {r.stderr!r}")
     check(d.status()["leases"] == [], "nothing held after refusals")
+
+
+def t_refusal_hints(d):
+    """A refusal's hint names a CLI option that works here, never a protocol
+    field: a local step on one node cannot span, a cut can be asked for."""
+    n = cores_of(d)
+    nodes = len(d.status()["allocation"]["nodes"])
+    r = d.berth("run", "--local", "--cores", str(n // nodes + 1), "--", "true")
+    check(r.returncode == 125 and f"give --min-cores {n // nodes} to let berthd cut it" in r.stderr
+          and "may_span" not in r.stderr and "may-span" not in r.stderr
+          and "min_cores" not in r.stderr,
+          f"run --local over a node: hint --min-cores, no spanning: {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", str(n // nodes + 1), "--min-cores", str(n // nodes),
+                "--", "true")
+    check(r.returncode == 0, f"the hint works: {r.returncode} {r.stderr!r}")
+    lid = d.berth("acquire", "--cores", str(n)).stdout.strip()
+    r = d.berth("acquire", "--cores", "1", "--no-wait")
+    check(r.returncode == 125 and "not waiting because --no-wait was given" in r.stderr
+          and '"wait"' not in r.stderr, f"busy names --no-wait: {r.stderr!r}")
+    d.berth("release", lid)
+    check(d.status()["leases"] == [], "nothing held after the hints")
 
 
 def t_run_status(d):
@@ -374,6 +398,7 @@ def main():
         t_acquire_release(d)
         t_env(d)
         t_busy_timeout_unsatisfiable(d)
+        t_refusal_hints(d)
         t_run_status(d)
         t_run_env_affinity(d)
         t_run_launch(d, tmp)
