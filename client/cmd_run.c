@@ -22,6 +22,7 @@
 #include "idset.h"
 #include "request_options.h"
 #include "topology.h"
+#include "wait_progress.h"
 
 static void usage (FILE *f)
 {
@@ -46,7 +47,12 @@ static void usage (FILE *f)
 "                           through the launcher; berthd places it on its node\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
 "                           placed cores of a --local step)\n"
-"  -v, --verbose            say on stderr what was granted and what runs\n"
+"  -v, --verbose            say on stderr what was granted (and a cut by\n"
+"                           --min-*) and what runs; while the request waits\n"
+"                           (also without -v when stderr is a terminal), its\n"
+"                           place in the queue, why it waits and when it\n"
+"                           could start where the running steps stated\n"
+"                           their --duration, updated as they change\n"
 "  -h, --help               this text\n");
 }
 
@@ -65,6 +71,7 @@ struct run_args {
     const char *socket;
     bool local, omp, verbose;
     int cpus_per_task;        /* 0: not given */
+    int ntasks, cores, gpus;  /* as asked, 0: not given (to tell a cut) */
     char **argv;
 };
 
@@ -96,6 +103,12 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
             return 2;
         if (c == 'c' && taken)
             a->cpus_per_task = atoi (optarg);
+        if (c == 'n' && taken)
+            a->ntasks = atoi (optarg);
+        if (c == REQ_OPT_CORES && taken)
+            a->cores = atoi (optarg);
+        if (c == REQ_OPT_GPUS && taken)
+            a->gpus = atoi (optarg);
         if (taken)
             continue;
         switch (c) {
@@ -168,8 +181,10 @@ static int local_cpus (const berth_lease_t *l, cpu_set_t *set)
     return 0;
 }
 
-static void describe (const berth_lease_t *l, char *const *argv)
+static void describe (const berth_lease_t *l, char *const *argv, int asked_cores,
+                      int asked_gpus)
 {
+    int total = 0;
     fprintf (stderr, "berth run: lease %s:", berth_lease_id (l));
     for (int i = 0; i < berth_lease_nnodes (l); i++) {
         int n;
@@ -177,8 +192,15 @@ static void describe (const berth_lease_t *l, char *const *argv)
         char set[256];
         idset_format (ids, n, set, sizeof (set));
         fprintf (stderr, "%s %s (cores %s)", i ? "," : "", berth_lease_node (l, i), set);
+        total += n;
     }
-    fprintf (stderr, ", %d GPUs; running", berth_lease_gpus (l));
+    fprintf (stderr, ", %d GPU%s", berth_lease_gpus (l), berth_lease_gpus (l) == 1 ? "" : "s");
+    /* berthd cut the step to fit (--min-*) */
+    if (total < asked_cores)
+        fprintf (stderr, " (cut by --min-* from %d cores to %d)", asked_cores, total);
+    else if (berth_lease_gpus (l) < asked_gpus)
+        fprintf (stderr, " (cut by --min-* from %d GPUs)", asked_gpus);
+    fprintf (stderr, "; running");
     for (int i = 0; argv[i]; i++) {
         fputc (' ', stderr);
         cli_shell_word (stderr, argv[i]);
@@ -311,7 +333,14 @@ int cmd_run (int argc, char **argv)
         return cli_fail (CLI_EXIT_BERTH, "run", "%s", err.message);
     }
     berth_client_t *c = cli_connect ("run", a.socket);
+    /* -v or a terminal: show the wait, once connected (no daemon: no wait) */
+    pid_t watcher = 0;
+    int asked = a.cores ? a.cores : (a.ntasks ? a.ntasks : 1)
+                                    * (a.cpus_per_task ? a.cpus_per_task : 1);
+    if (c && (a.verbose || isatty (STDERR_FILENO)))
+        watcher = wait_progress_start (a.socket, asked, a.gpus);
     berth_lease_t *l = c ? berth_acquire (c, r, &err) : NULL;
+    wait_progress_stop (watcher);
     berth_request_free (r);
     if (!l) {
         if (c)
@@ -335,7 +364,7 @@ int cmd_run (int argc, char **argv)
         rc = CLI_EXIT_BERTH;
     else {
         if (a.verbose)
-            describe (l, step_argv);
+            describe (l, step_argv, asked, a.gpus);
         rc = run_step (step_argv, a.local ? &cpus : NULL);
     }
     long step_ms = ms_since (&granted), settle_ms = 0;

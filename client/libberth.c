@@ -586,6 +586,7 @@ char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
     struct proto_request req;
     proto_request_init (&req, PROTO_STATUS);
     req.status.time_left = (flags & BERTH_STATUS_TIME_LEFT) != 0;
+    req.status.queue_only = (flags & BERTH_STATUS_QUEUE_ONLY) != 0;
     json_t *reply = transact (c, &req, err);
     char *s = reply ? reply_body_text (reply, err) : NULL;
     json_decref (reply);

@@ -1033,6 +1033,45 @@ double ledger_ready_at (const struct ledger *l, const struct step_shape *sh,
     return at < INFINITY ? at : -1;
 }
 
+static int by_time (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+double ledger_start_estimate (const struct ledger *l,
+                              const struct step_shape *sh,
+                              enum ledger_layout layout, double now)
+{
+    int k = 1;
+    struct demand d;
+    if (sh->local) {
+        if (l->local < 0)
+            return -1;
+        d = (struct demand) { sh->cores, sh->gpus, sh->budget > 0 ? sh->budget : 0 };
+    } else if (!hold_demand (l, sh, layout, &k, &d)) {
+        return -1;
+    }
+    bool *mark = calloc ((size_t) l->n, sizeof (*mark));
+    double *ready = malloc ((size_t) l->n * sizeof (*ready));
+    double at = -1;
+    int n = 0;
+    for (int i = 0; mark && i < l->n; i++)
+        mark[i] = !sh->local || i == l->local;
+    /* a lease with no estimate never ends, as far as anyone can say */
+    if (mark && ready && ready_times (l, &d, mark, now, INFINITY, ready)) {
+        for (int i = 0; i < l->n; i++)
+            if (mark[i])
+                ready[n++] = ready[i];
+        qsort (ready, (size_t) n, sizeof (*ready), by_time);
+        if (k <= n && ready[k - 1] < INFINITY)
+            at = ready[k - 1];
+    }
+    free (mark);
+    free (ready);
+    return at;
+}
+
 int ledger_lease_set_end (struct ledger *l, uint64_t id, double end)
 {
     size_t j = table_find (l, id);

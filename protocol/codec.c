@@ -756,11 +756,15 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
         return decode_render (c, o, &r->render);
     case PROTO_RESOURCES:
         return decode_lease_op (c, o, false, &r->resources.lease);
-    case PROTO_STATUS:
-        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
-                            "time_left", &v) < 0)
+    case PROTO_STATUS: {
+        json_t *q = NULL;
+        if (unpack_request (o, &je, "{s:o s:o s?o s?o !}", "op", &skip, "id", &skip,
+                            "time_left", &v, "queue_only", &q) < 0)
             return unpack_error (c, &je);
-        return get_bool (c, "time_left", v, &r->status.time_left);
+        if (get_bool (c, "time_left", v, &r->status.time_left) < 0)
+            return -1;
+        return get_bool (c, "queue_only", q, &r->status.queue_only);
+    }
     case PROTO_WATCH:
         if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                             "history", &v) < 0)
@@ -959,6 +963,8 @@ json_t *proto_encode_request (const struct proto_request *req)
     case PROTO_STATUS:
         if (o && req->status.time_left)
             rc = set_new (o, "time_left", json_true ());
+        if (o && rc == 0 && req->status.queue_only)
+            rc = set_new (o, "queue_only", json_true ());
         break;
     case PROTO_WATCH:
         if (o && req->watch.history)

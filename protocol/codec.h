@@ -91,8 +91,10 @@ struct proto_request {
         struct { char *lease; } resources;          /* NULL: the whole allocation */
         struct { bool history; } watch;
         /* time_left: find the job's end even if that costs one scheduler
-         * query (otherwise status shows it only when already known) */
-        struct { bool time_left; } status;
+         * query (otherwise status shows it only when already known);
+         * queue_only: the queue without the allocation and the leases
+         * (cheap enough to ask once a second while a request waits) */
+        struct { bool time_left, queue_only; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
     };

@@ -336,6 +336,96 @@ def t_waiting_served(d, tmp):
           f"the waiter ran once the first released: {open(log).read().split()}")
 
 
+def raw_request(d, line):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(d.sock)
+    s.sendall(line.encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    s.close()
+    return json.loads(buf)
+
+
+def t_wait_progress(d, tmp):
+    """While berth run -v waits it says where it stands in the queue, why,
+    when it could start by the stated durations, and a cut by --min-*; a line
+    only when that changes. Without -v and without a terminal, nothing."""
+    n = cores_of(d)
+    held = d.berth("acquire", "--cores", str(n), "--duration", "600", "--label", "holder").stdout.strip()
+    errs = [os.path.join(tmp, f"wait{i}.err") for i in range(3)]
+    asks = [("-v", "--cores", "1", "--label", "first"),
+            ("-v", "--cores", str(n * 4), "--min-cores", "1", "--label", "second"),
+            ("--cores", "1", "--label", "quiet")]
+    runs = []
+    for i, a in enumerate(asks):
+        runs.append(d.popen("run", "--local", *a, "--", "true", stderr=open(errs[i], "w")))
+        check(until(lambda: len((d.status() or {}).get("queue", [])) == i + 1),
+              f"request {i + 1} waits, in order")
+    said = lambda i, *words: all(w in open(errs[i]).read() for w in words)
+    check(until(lambda: said(0, "#1 of 3 in the queue for 1 core", "could start in ")),
+          f"-v: place, needs and estimate: {open(errs[0]).read()!r}")
+    check(until(lambda: said(1, "#2 of 3 in the queue", f"cut by --min-* from {n * 4} cores")),
+          f"-v: the second's place and its cut: {open(errs[1]).read()!r}")
+    check(re.search(r"could start in (\d+m\d+s|\d+s|9m\d+s|10m)", open(errs[0]).read()),
+          f"the estimate is the holder's duration: {open(errs[0]).read()!r}")
+    # a waiting line is not repeated while nothing changes (no terminal)
+    time.sleep(2.5)
+    lines = [x for x in open(errs[0]).read().splitlines() if "in the queue" in x]
+    check(len(lines) == 1, f"one line while nothing changed: {lines}")
+    # the queue's reply for it, and the cheap form it uses
+    q = raw_request(d, '{"op": "status", "id": 1, "queue_only": true}')
+    check(q.get("ok") and q["allocation"] == {} and q["leases"] == [] and len(q["queue"]) == 3,
+          f"queue_only leaves out the allocation and the leases: {str(q)[:300]}")
+    e = q["queue"][1]
+    check(e["cores"] == n and e["gpus"] == 0 and e["start_in_s"] is not None
+          and 0 < e["start_in_s"] <= 600, f"queue entry figures: {e}")
+    r = raw_request(d, '{"op": "status", "id": 2, "queue_only": 1}')
+    check(r.get("ok") is False and r["error"]["code"] == "invalid_request"
+          and "queue_only" in r["error"]["message"], f"queue_only decoded strictly: {r}")
+    d.berth("release", held)
+    for p in runs:
+        check(p.wait(30) == 0, "each waiter runs once the holder released")
+    check(re.search(r"lease L\d+: \S+ \(cores [0-9,-]+\), 0 GPUs \(cut by --min-\* from "
+                    rf"{n * 4} cores to {n}\)", open(errs[1]).read()),
+          f"-v says the cut at the grant: {open(errs[1]).read()!r}")
+    check(open(errs[2]).read() == "", f"no -v, no terminal: silent: {open(errs[2]).read()!r}")
+    # a holder that stated no duration: no estimate
+    held = d.berth("acquire", "--cores", str(n)).stdout.strip()
+    p = d.popen("run", "-v", "--local", "--cores", "1", "--", "true", stderr=open(errs[0], "w"))
+    check(until(lambda: said(0, "#1 of 1 in the queue")), f"waits: {open(errs[0]).read()!r}")
+    check("could start" not in open(errs[0]).read(), f"no estimate without durations: {open(errs[0]).read()!r}")
+    d.berth("release", held)
+    check(p.wait(30) == 0, "and runs")
+    # on a terminal, without -v: the line is drawn in place and cleared at the grant
+    import pty
+    held = d.berth("acquire", "--cores", str(n)).stdout.strip()
+    mfd, sfd = pty.openpty()
+    p = d.popen("run", "--local", "--cores", "1", "--", "true", stderr=sfd)
+    os.close(sfd)
+    out = b""
+
+    def read_some():
+        nonlocal out
+        import select
+        while select.select([mfd], [], [], 0.05)[0]:
+            try:
+                out += os.read(mfd, 4096)
+            except OSError:
+                return True
+        return b"in the queue" in out
+    check(until(read_some), f"a terminal shows the wait: {out!r}")
+    d.berth("release", held)
+    check(p.wait(30) == 0, "and runs")
+    read_some()
+    os.close(mfd)
+    check(out.startswith(b"\r\x1b[Kberth run: waiting ") and out.endswith(b"\r\x1b[K"),
+          f"drawn in place, cleared at the grant: {out!r}")
+
+
 def t_status_json(d):
     lid = d.berth("acquire", "--cores", "1", "--label", "tabled").stdout.strip()
     st = d.status()
@@ -406,6 +496,7 @@ def main():
         t_signals(d, tmp)
         t_killed_run_frees(d, tmp)
         t_waiting_served(d, tmp)
+        t_wait_progress(d, tmp)
         t_status_json(d)
         check(d.p.poll() is None, "berthd still serving after all that")
     finally:

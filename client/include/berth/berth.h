@@ -214,6 +214,9 @@ char *berth_status (berth_client_t *c, berth_client_error_t *err);
  * even where that costs berthd one scheduler query (once per daemon); a
  * plain status reports the end only when it is already known. */
 #define BERTH_STATUS_TIME_LEFT 1
+/* BERTH_STATUS_QUEUE_ONLY: the queue and the daemon members only; the
+ * allocation is {} and the leases [] (cheap to ask often). */
+#define BERTH_STATUS_QUEUE_ONLY 2
 char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err);
 
 /* ---- events ------------------------------------------------------------ */
