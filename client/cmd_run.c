@@ -47,12 +47,12 @@ static void usage (FILE *f)
 "                           through the launcher; berthd places it on its node\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
 "                           placed cores of a --local step)\n"
-"  -v, --verbose            say on stderr what was granted (and a cut by\n"
-"                           --min-*) and what runs; while the request waits\n"
-"                           (also without -v when stderr is a terminal), its\n"
-"                           place in the queue, why it waits and when it\n"
-"                           could start where the running steps stated\n"
-"                           their --duration, updated as they change\n"
+"  -v, --verbose            say on stderr what was granted (and a cut made by\n"
+"                           the --min-* options) and what runs; while the\n"
+"                           request waits (also without -v when stderr is a\n"
+"                           terminal), its place in the queue, why it waits\n"
+"                           and when it could start where the running steps\n"
+"                           stated their --duration, updated as they change\n"
 "  -h, --help               this text\n");
 }
 
