@@ -54,6 +54,8 @@ static const struct bad_case bad_cases[] = {
       "acquire: field 'cores' must be a positive integer", "got -3", "2" },
     { "{\"op\": \"no-such-op\", \"id\": 3}", INV, "unknown op \"no-such-op\"",
       "known ops: hello, acquire", "3" },
+    { "{\"op\": \"status\", \"id\": 4, \"queue_only\": 1}", INV,
+      "field 'queue_only' must be true or false", "got 1", "4" },
     /* framing and envelope */
     { "", INV, "not valid JSON", "", "null" },
     { "[1,2]", INV, "must be a JSON object", "got [1,2]", "null" },
@@ -527,6 +529,11 @@ START_TEST (test_roundtrip_small_ops)
     proto_request_init (&in, PROTO_STATUS);
     in.id = json_string ("");
     roundtrip (&in, &out);
+    ck_assert (!out.status.queue_only && !out.status.time_left);
+    proto_request_free (&out);
+    in.status.queue_only = true;
+    roundtrip (&in, &out);
+    ck_assert (out.status.queue_only && !out.status.time_left);
     proto_request_free (&out);
     proto_request_free (&in);
 
