@@ -2,11 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli_daemon.h"
 #include "commands.h"
-#include "sockdir.h"
+#include "libberth_private.h"
 
 berth_client_t *cli_connect (const char *cmd, const char *socket)
 {
@@ -106,13 +105,10 @@ void cli_lease_warning (const char *cmd, const berth_lease_t *l)
 void cli_socket_help (FILE *f, int column)
 {
     char here[256] = "";
-    const char *job = getenv ("SLURM_JOB_ID");
-    if (!job || !*job)
-        job = getenv ("PBS_JOBID");
-    /* the path libberth connects to when neither is given, as here */
-    if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, here,
-                              sizeof (here), NULL) < 0)
-        snprintf (here, sizeof (here), "(too long for a socket)");
+    berth_client_error_t err;
+    /* the path libberth connects to when neither is given */
+    if (client_default_socket (here, sizeof (here), &err) < 0)
+        snprintf (here, sizeof (here), "none: %.200s", err.message);
     const char *env = getenv ("BERTH_SOCKET");
     int w = column - 3;
     fprintf (f, "  %-*s berthd's socket (default: $BERTH_SOCKET, else\n"

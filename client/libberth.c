@@ -48,7 +48,7 @@ int client_errorf (berth_client_error_t *err, const char *code, const char *fmt,
 
 /* ---- connecting -------------------------------------------------------- */
 
-static int default_path (char *buf, size_t size, berth_client_error_t *err)
+int client_default_socket (char *buf, size_t size, berth_client_error_t *err)
 {
     berth_error_t e = { 0 };
     const char *job = getenv ("SLURM_JOB_ID");
@@ -93,7 +93,7 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
         path = getenv ("BERTH_SOCKET");
         from_env = path && *path;
         if (!from_env) {
-            if (default_path (dflt, sizeof (dflt), err) < 0)
+            if (client_default_socket (dflt, sizeof (dflt), err) < 0)
                 return NULL;
             path = dflt;
         }

@@ -42,7 +42,7 @@ def until(cond, deadline=20.0):
 
 
 class Daemon:
-    def __init__(self, tmp):
+    def __init__(self, tmp, args=()):
         self.dir = tempfile.mkdtemp(dir=tmp)
         self.sock = os.path.join(self.dir, "b.sock")
         self.env = {k: v for k, v in os.environ.items()
@@ -50,7 +50,7 @@ class Daemon:
         self.env["BERTH_SOCKET"] = self.sock
         self.err = open(os.path.join(self.dir, "d.err"), "w")
         self.p = subprocess.Popen([BERTHD, "--socket", self.sock, "--foreground",
-                                   "--state-dir", self.dir], env=self.env,
+                                   "--state-dir", self.dir, *args], env=self.env,
                                   stdout=subprocess.DEVNULL, stderr=self.err)
         if not until(self.connectable, 10):
             raise SystemExit(f"berthd did not start: {open(self.err.name).read()[-400:]}")
@@ -481,6 +481,28 @@ def t_shutdown(tmp):
         d.stop()
 
 
+def t_login_node(tmp):
+    """A Slurm machine outside a job is a login node: the status header says
+    what the JSON says (no launcher placement), and the refusal of a launched
+    step names the options that work."""
+    d = Daemon(tmp, ["--machine", "pm-cpu"])
+    try:
+        a = d.status()["allocation"]
+        check(a["system"] == "login" and a["placement_support"] == "NONE",
+              f"pm-cpu outside a job: {a['system']} {a['placement_support']}")
+        r = d.berth("status")
+        check("(login, no launcher placement: local steps only, bound by CPU affinity)"
+              in r.stdout.splitlines()[0] and "launcher binding" not in r.stdout,
+              f"the header agrees with placement_support NONE: {r.stdout.splitlines()[:1]}")
+        r = d.berth("run", "-n", "1", "--", "true")
+        check(r.returncode == 125 and "run it with --local, or take a lease with berth acquire"
+              in r.stderr and "argv" not in r.stderr, f"a launched step on a login node: {r.stderr!r}")
+        r = d.berth("run", "--local", "--cores", "1", "--", "true")
+        check(r.returncode == 0, f"and --local works there: {r.returncode} {r.stderr!r}")
+    finally:
+        d.stop()
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="berth-client-test-")
     d = Daemon(tmp)
@@ -502,6 +524,7 @@ def main():
     finally:
         d.stop()
     t_shutdown(tmp)
+    t_login_node(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"{checks - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
