@@ -333,11 +333,13 @@ int cmd_run (int argc, char **argv)
         return cli_fail (CLI_EXIT_BERTH, "run", "%s", err.message);
     }
     berth_client_t *c = cli_connect ("run", a.socket);
-    /* -v or a terminal: show the wait, once connected (no daemon: no wait) */
+    /* -v, or a terminal where this is the foreground job (steps started
+     * with & in one terminal would draw over each other): show the wait */
     pid_t watcher = 0;
     int asked = a.cores ? a.cores : (a.ntasks ? a.ntasks : 1)
                                     * (a.cpus_per_task ? a.cpus_per_task : 1);
-    if (c && (a.verbose || isatty (STDERR_FILENO)))
+    if (c && (a.verbose || (isatty (STDERR_FILENO)
+                            && tcgetpgrp (STDERR_FILENO) == getpgrp ())))
         watcher = wait_progress_start (a.socket, asked, a.gpus);
     berth_lease_t *l = c ? berth_acquire (c, r, &err) : NULL;
     wait_progress_stop (watcher);

@@ -404,7 +404,15 @@ def t_wait_progress(d, tmp):
     import pty
     held = d.berth("acquire", "--cores", str(n)).stdout.strip()
     mfd, sfd = pty.openpty()
-    p = d.popen("run", "--local", "--cores", "1", "--", "true", stderr=sfd)
+    import fcntl
+    import termios
+
+    def controlling_terminal():
+        # the terminal on stderr becomes its own, with berth run in the foreground
+        os.setsid()
+        fcntl.ioctl(2, termios.TIOCSCTTY, 0)
+    p = d.popen("run", "--local", "--cores", "1", "--", "true", stderr=sfd,
+                preexec_fn=controlling_terminal)
     os.close(sfd)
     out = b""
 
