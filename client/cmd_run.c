@@ -194,13 +194,11 @@ static void describe (const berth_lease_t *l, char *const *argv, int asked_cores
         fprintf (stderr, "%s %s (cores %s)", i ? "," : "", berth_lease_node (l, i), set);
         total += n;
     }
-    fprintf (stderr, ", %d GPU%s", berth_lease_gpus (l), berth_lease_gpus (l) == 1 ? "" : "s");
-    /* berthd cut the step to fit (--min-*) */
-    if (total < asked_cores)
-        fprintf (stderr, " (cut by --min-* from %d cores to %d)", asked_cores, total);
-    else if (berth_lease_gpus (l) < asked_gpus)
-        fprintf (stderr, " (cut by --min-* from %d GPUs)", asked_gpus);
-    fprintf (stderr, "; running");
+    int gpus = berth_lease_gpus (l);
+    char cut[96];
+    wait_progress_cut (total, gpus, asked_cores, asked_gpus, cut, sizeof (cut));
+    fprintf (stderr, ", %d GPU%s%s%s%s; running", gpus, gpus == 1 ? "" : "s",
+             cut[0] ? " (" : "", cut, cut[0] ? ")" : "");
     for (int i = 0; argv[i]; i++) {
         fputc (' ', stderr);
         cli_shell_word (stderr, argv[i]);

@@ -34,25 +34,38 @@ static const json_t *own_entry (const json_t *queue, int pid, int *nqueued)
     return mine;
 }
 
+void wait_progress_cut (int cores, int gpus, int asked_cores, int asked_gpus,
+                        char *buf, size_t size)
+{
+    if (cores < asked_cores)
+        snprintf (buf, size, "cut by --min-* from %d core%s to %d", asked_cores,
+                  asked_cores == 1 ? "" : "s", cores);
+    else if (gpus < asked_gpus)
+        snprintf (buf, size, "cut by --min-* from %d GPU%s to %d", asked_gpus,
+                  asked_gpus == 1 ? "" : "s", gpus);
+    else if (size)
+        buf[0] = '\0';
+}
+
 void wait_progress_line (const json_t *entry, int nqueued, int asked_cores,
                          int asked_gpus, char *buf, size_t size)
 {
     const char *needs = json_string_value (json_object_get (entry, "needs"));
     const char *why = json_string_value (json_object_get (entry, "why"));
     int pos = (int) json_integer_value (json_object_get (entry, "position"));
-    int cores = (int) json_integer_value (json_object_get (entry, "cores"));
-    int gpus = (int) json_integer_value (json_object_get (entry, "gpus"));
+    const json_t *cores = json_object_get (entry, "cores");
+    const json_t *gpus = json_object_get (entry, "gpus");
     const json_t *start = json_object_get (entry, "start_in_s");
-    char cut[96] = "", eta[128] = "", waited[32];
+    char cut[96] = ", ", eta[128] = "", waited[32];
     wallclock_format_brief (json_number_value (json_object_get (entry, "waited_s")),
                             waited, sizeof (waited));
-    /* berthd cut the step once, against the empty allocation (--min-*) */
-    if (json_object_get (entry, "cores") && cores < asked_cores)
-        snprintf (cut, sizeof (cut), ", cut by --min-* from %d core%s", asked_cores,
-                  asked_cores == 1 ? "" : "s");
-    else if (json_object_get (entry, "gpus") && gpus < asked_gpus)
-        snprintf (cut, sizeof (cut), ", cut by --min-* from %d GPU%s", asked_gpus,
-                  asked_gpus == 1 ? "" : "s");
+    /* berthd cut the step once, against the empty allocation (--min-*);
+     * an older berthd does not say what it waits for in figures */
+    if (json_is_integer (cores) && json_is_integer (gpus))
+        wait_progress_cut ((int) json_integer_value (cores), (int) json_integer_value (gpus),
+                           asked_cores, asked_gpus, cut + 2, sizeof (cut) - 2);
+    if (!cut[2])
+        cut[0] = '\0';
     if (json_is_number (start)) {
         char t[32];
         wallclock_format_brief (json_number_value (start), t, sizeof (t));
