@@ -95,11 +95,15 @@ static void watch (const char *socket, pid_t run, int asked_cores, int asked_gpu
     berth_client_t *c = NULL;
     char last[600] = "", key[600], line[1024];
     struct timespec second = { 1, 0 };
+    int flags = BERTH_STATUS_QUEUE_ONLY;
     for (;;) {
         nanosleep (&second, NULL);
         if (!c && !(c = berth_connect (socket, &err)))
             continue;
-        char *text = berth_status_ex (c, BERTH_STATUS_QUEUE_ONLY, &err);
+        char *text = berth_status_ex (c, flags, &err);
+        /* a berthd older than queue_only: the whole status, then */
+        if (!text && flags && !strcmp (err.code, BERTH_ERR_INVALID_REQUEST))
+            text = berth_status_ex (c, flags = 0, &err);
         if (!text) {
             berth_close (c);
             c = NULL;
