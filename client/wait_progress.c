@@ -7,6 +7,7 @@
  * change. */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -77,6 +78,13 @@ void wait_progress_line (const json_t *entry, int nqueued, int asked_cores,
               why && *why ? why : "not tried yet", eta);
 }
 
+static double wall_now (void)
+{
+    struct timespec t;
+    clock_gettime (CLOCK_REALTIME, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
 /* What fits the terminal's line after "berth run: " (80 columns unless it
  * says). */
 static int width (void)
@@ -94,6 +102,7 @@ static void watch (const char *socket, pid_t run, int asked_cores, int asked_gpu
     berth_client_error_t err;
     berth_client_t *c = NULL;
     char last[600] = "", key[600], line[1024];
+    double last_at = -1;
     struct timespec second = { 1, 0 };
     int flags = BERTH_STATUS_QUEUE_ONLY;
     for (;;) {
@@ -118,19 +127,23 @@ static void watch (const char *socket, pid_t run, int asked_cores, int asked_gpu
             wait_progress_line (e, nqueued, asked_cores, asked_gpus, line, sizeof (line));
             /* A terminal's line is redrawn each second, the times counting;
              * elsewhere a line is written when the place, the reason or the
-             * expected start (to 10 s) changed, not as the seconds pass. */
+             * expected start (by 5 s or more) changed, not as seconds pass. */
             const json_t *start = json_object_get (e, "start_in_s");
-            snprintf (key, sizeof (key), "%lld/%d %lld %s",
+            double at = json_is_number (start) ? wall_now () + json_number_value (start)
+                                               : -1;
+            snprintf (key, sizeof (key), "%lld/%d %d %s",
                       (long long) json_integer_value (json_object_get (e, "position")),
-                      nqueued, json_is_number (start)
-                      ? (long long) (time (NULL) + json_number_value (start)) / 10 : -1LL,
-                      json_string_value (json_object_get (e, "why")));
+                      nqueued, at >= 0, json_string_value (json_object_get (e, "why")));
+            bool changed = strcmp (key, last) || fabs (at - last_at) >= 5;
             if (tty)
                 fprintf (stderr, "\r\033[Kberth run: %.*s", width (), line);
-            else if (strcmp (key, last))
+            else if (changed)
                 fprintf (stderr, "berth run: %s\n", line);
             fflush (stderr);
-            snprintf (last, sizeof (last), "%s", key);
+            if (changed) {
+                snprintf (last, sizeof (last), "%s", key);
+                last_at = at;
+            }
         }
         json_decref (st);
     }
