@@ -97,11 +97,21 @@ static const char *plural (long long n)
 struct hint {
     bool span;                /* spanning nodes would help */
     const char *min;          /* the minimum's field, "min_cores"; NULL: none */
-    bool min_given;           /* the request stated it */
+    int min_given;            /* the request stated it: 0 no, 1 below its
+                                 target, 2 equal to it (no cut wanted) */
     long long most;           /* the most that fits; < 1: nothing does */
     const char *unit;         /* "core", "task", "GPU"; NULL: MB */
     const char *where;        /* "one node", "the allocation" */
 };
+
+/* hint.min_given for a minimum as the request stated it (STEP_UNSET: not)
+ * and its target as stated (STEP_UNSET: the default, dflt). */
+static int stated (long long min, long long target, long long dflt)
+{
+    if (min == STEP_UNSET)
+        return 0;
+    return min == (target == STEP_UNSET ? dflt : target) ? 2 : 1;
+}
 
 static const char *hint_text (const struct hint *h, char *buf, size_t size)
 {
@@ -118,7 +128,10 @@ static const char *hint_text (const struct hint *h, char *buf, size_t size)
                   plural (h->most), h->most == 1 ? "s" : "");
     else
         snprintf (what, sizeof (what), "%lld MB fit", h->most);
-    if (h->min_given)
+    if (h->min_given == 2)
+        snprintf (buf + n, size - n, "; at most %s %s: ask for no more", what,
+                  h->where);
+    else if (h->min_given)
         snprintf (buf + n, size - n, "; at most %s %s: lower %s to %lld",
                   what, h->where, h->min, h->most);
     else
@@ -261,7 +274,8 @@ int step_cut_to_fit (const struct step_request *req,
                            min_cpt, plural (min_cpt), cpn, plural (cpn),
                            hint_text (&(struct hint) {
                                false, "min_cpus_per_task",
-                               req->min_cpus_per_task != STEP_UNSET, cpn,
+                               stated (req->min_cpus_per_task,
+                                       req->cpus_per_task, 1), cpn,
                                "core", "per task" }, hint, sizeof (hint)));
     }
 
@@ -281,7 +295,8 @@ int step_cut_to_fit (const struct step_request *req,
                            plural (nodes), cpn, plural (cpn),
                            hint_text (&(struct hint) {
                                span_helps, "min_tasks",
-                               req->min_tasks != STEP_UNSET, most, "task",
+                               stated (req->min_tasks, req->ntasks, 1), most,
+                               "task",
                                where }, hint, sizeof (hint)));
     } else {
         long long most = nodes * cpn;
@@ -294,7 +309,8 @@ int step_cut_to_fit (const struct step_request *req,
                            nodes, plural (nodes), cpn, plural (cpn),
                            hint_text (&(struct hint) {
                                span_helps, "min_cores",
-                               req->min_cores != STEP_UNSET, most, "core",
+                               stated (req->min_cores, req->cores, 1), most,
+                               "core",
                                where }, hint, sizeof (hint)));
     }
 
@@ -328,7 +344,8 @@ int step_cut_to_fit (const struct step_request *req,
                            where, avail, nodes, plural (nodes), gpn,
                            hint_text (&(struct hint) {
                                span_helps, total ? "min_gpus" : NULL,
-                               req->min_gpus != STEP_UNSET, avail, "GPU",
+                               stated (req->min_gpus, req->gpus, 0), avail,
+                               "GPU",
                                where }, hint, sizeof (hint)));
         if (ntasks < min_tasks)
             return refuse (&c, "needs %lld task%s with %lld GPU%s for %lld "
@@ -339,7 +356,8 @@ int step_cut_to_fit (const struct step_request *req,
                            plural (avail), where, ntasks, plural (ntasks),
                            hint_text (&(struct hint) {
                                span_helps, "min_tasks",
-                               req->min_tasks != STEP_UNSET, ntasks, "task",
+                               stated (req->min_tasks, req->ntasks, 1), ntasks,
+                               "task",
                                where }, hint, sizeof (hint)));
         gpus = g;
     }
@@ -360,7 +378,8 @@ int step_cut_to_fit (const struct step_request *req,
                            where, most, cores, plural (cores), mpn,
                            hint_text (&(struct hint) {
                                span_helps, "min_memory",
-                               req->min_memory != STEP_UNSET, most, NULL,
+                               stated (req->min_memory, req->memory,
+                                       req->min_memory), most, NULL,
                                where }, hint, sizeof (hint)));
     }
 

@@ -231,8 +231,13 @@ START_TEST (hints_that_work)
     refused (&r, cap (3, 2, 0, -1), "unsatisfiable",
              "; with may_span_nodes it may use more than one node; at most 2 cores",
              "give min_cores 2", NULL);
-    /* a minimum given too high: lower it */
+    /* a minimum equal to the target wants no cut: ask for no more */
     r.min_cores = 3;
+    refused (&r, cap (1, 2, 0, -1), "unsatisfiable", "at most 2 cores fit one node: ask for "
+             "no more", NULL, NULL);
+    ck_assert_msg (!strstr (err.text, "min_cores"), "no cut was wanted: %s", err.text);
+    /* a minimum below the target but still too high: lower it */
+    r.cores = 4;
     refused (&r, cap (1, 2, 0, -1), "unsatisfiable", "lower min_cores to 2", NULL, NULL);
     /* plurals */
     r = req ();
@@ -246,7 +251,7 @@ START_TEST (hints_that_work)
     refused (&r, cap (1, 2, 0, -1), "unsatisfiable",
              "needs 2 tasks x 2 cores = 4 cores, but the allocation holds 1 task of 2 cores",
              "at most 1 task fits the allocation: ask for no more, or give min_tasks 1", NULL);
-    r.cpus_per_task = 3;
+    r.cpus_per_task = 4;
     r.min_cpus_per_task = 3;
     refused (&r, cap (1, 2, 0, -1), "unsatisfiable", "lower min_cpus_per_task to 2",
              NULL, NULL);
