@@ -26,6 +26,7 @@ static void usage (FILE *f)
 "  --machine NAME            a shipped machine (default: chosen from the environment)\n"
 "  --config FILE             a machine or user config file (repeatable, later wins)\n"
 "  --compiler C              compiler section to overlay ([parallel.C])\n"
+"  --machine-path DIR        look for NAME.cfg in DIR first (repeatable)\n"
 "Request:\n"
 "  --nodes N                 nodes wanted (required)\n"
 "  --min-nodes-allowed K     fewest nodes the job can run on (default 1)\n"

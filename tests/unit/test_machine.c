@@ -14,7 +14,7 @@ static int load (const char *name, const char *compiler,
                  const char *const *configs, struct machine **m,
                  berth_error_t *err)
 {
-    struct machine_options o = { name, configs, compiler };
+    struct machine_options o = { name, configs, compiler, NULL };
     fake_init (&fk);
     return machine_load_env (&o, &fk.env, m, err);
 }
@@ -417,7 +417,7 @@ START_TEST (machines_dir)
     struct machine *m;
     berth_error_t err;
     char var[4200];
-    struct machine_options o = { "pm-cpu", NULL, NULL };
+    struct machine_options o = { "pm-cpu", NULL, NULL, NULL };
     fake_init (&fk);
     snprintf (var, sizeof (var), "BERTH_MACHINES_DIR=%s",
               testdata ("machines/dir"));
@@ -462,7 +462,7 @@ START_TEST (localhost_detected)
     machine_destroy (m);
 
     /* nothing on PATH, nothing known: mpirun, memory unknown, no GPUs */
-    struct machine_options o = { "localhost", NULL, NULL };
+    struct machine_options o = { "localhost", NULL, NULL, NULL };
     berth_error_t err;
     fake_init (&fk);
     fk.facts.launcher[0] = '\0';
@@ -522,7 +522,7 @@ START_TEST (bad_values)
     struct machine *m;
     berth_error_t err;
     const char *neg[] = { testdata ("machines/negative-gpus.cfg"), NULL };
-    struct machine_options o = { "pm-gpu", neg, "gnu" };
+    struct machine_options o = { "pm-gpu", neg, "gnu", NULL };
     fake_init (&fk);
     ck_assert_int_eq (machine_load_env (&o, &fk.env, &m, &err), -1);
     ck_assert_msg (strstr (err.text, "negative-gpus.cfg:2: [parallel.gnu] "

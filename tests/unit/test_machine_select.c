@@ -34,7 +34,7 @@ START_TEST (named_wins)
     fk.vars[0] = "BERTH_MACHINE=frontier";
     fk.vars[1] = "SLURM_JOB_ID=42";
     fk.env.hostname = "x4102c5s2b0n0";
-    struct machine_options o = { "pm-cpu", NULL, NULL };
+    struct machine_options o = { "pm-cpu", NULL, NULL, NULL };
     struct machine *m = select_ok (&o);
     ck_assert_str_eq (m->name, "pm-cpu");
     ck_assert_str_eq (m->chosen_why, "--machine pm-cpu");
@@ -195,7 +195,7 @@ START_TEST (generic_pbs)
 {
     fake_init (&fk);
     fk.vars[0] = "PBS_JOBID=123.aurora-pbs";
-    struct machine_options o = { NULL, NULL, NULL };
+    struct machine_options o = { NULL, NULL, NULL, NULL };
     struct machine *m = select_ok (&o);
     ck_assert_str_eq (m->name, "pbs");
     ck_assert_str_eq (m->chosen_why,
@@ -229,7 +229,7 @@ START_TEST (real_environment)
 {
     struct machine *m = NULL;
     berth_error_t err;
-    struct machine_options o = { "localhost", NULL, NULL };
+    struct machine_options o = { "localhost", NULL, NULL, NULL };
     ck_assert_msg (machine_load (&o, &m, &err) == 0, "%s", err.text);
     ck_assert_int_eq (m->par.system, BERTH_SYSTEM_SINGLE_NODE);
     ck_assert_int_gt (m->par.cores_per_node, 0);
