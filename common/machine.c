@@ -142,8 +142,9 @@ int machine_search_init (struct machine_search *s,
     if (env && !(s->env_copy = strdup (env)))
         return errprintf (err, "out of memory");
     int entry = 0;
-    for (char *p = s->env_copy, *save = NULL, *dir;
-         p && (dir = strtok_r (p, ":", &save)); p = NULL) {
+    char *save = NULL;
+    for (char *dir = s->env_copy ? strtok_r (s->env_copy, ":", &save) : NULL;
+         dir; dir = strtok_r (NULL, ":", &save)) {
         entry++;
         if (s->count == MACHINE_SEARCH_MAX) {
             machine_search_free (s);

@@ -30,7 +30,8 @@ static const char frontier[] =
     "max_wallclock_bins = 91: 02:00:00, 183: 06:00:00, 9472: 12:00:00\n"
     "[partition.extended]\nmin_nodes = 1\nmax_nodes = 64\n"
     "max_wallclock = 24:00:00\n"
-    "[qos.debug]\nmax_wallclock = 02:00:00\n";
+    "[qos.normal]\nmin_nodes = 1\n"
+    "[qos.debug]\nmin_nodes = 1\nmax_wallclock = 02:00:00\n";
 
 static const char chrysalis[] =
     "[parallel]\nsystem = slurm\npartitions = compute, debug\n"
@@ -63,6 +64,7 @@ static const char aurora[] =
 
 static const char polaris[] =
     "[parallel]\nsystem = pbs\ngpus_per_node = 4\nqueues = prod, debug\n"
+    "account = E3SMinput\npartitions = prod\n"
     "[queue.prod]\nmin_nodes = 1\nmax_nodes = 512\nmax_wallclock = 24:00:00\n"
     "[queue.debug]\nmin_nodes = 1\nmax_nodes = 2\nmax_wallclock = 01:00:00\n";
 
