@@ -5,7 +5,8 @@
 (mache's machines/*.cfg, unchanged). For every machine both have, berth must
 read the same facts from its own file as from the site's: every [parallel]
 option, every queue, partition and QOS with its node range, wall-clock limit
-and bins, and the account defaults; and the same launches (`berth render`
+and bins, the account defaults, and the host names the site's [discovery]
+hostname_re patterns claim; and the same launches (`berth render`
 over a grid of shapes, placed and unplaced, for every compiler section) and
 the same scheduler choices (`berth resolve` at and around every limit) come
 out of both. The site's file is read through the machine search path
@@ -19,6 +20,7 @@ true. A new fact in a site file shows up here as a failing test.
 Exit 0 when all agree, 1 on a difference, 77 (skip, said loudly) when the
 site files are not there.
 """
+import fnmatch
 import json
 import os
 import re
@@ -49,6 +51,13 @@ DELIBERATE = {
         "PALS's mpiexec spells the policy --cpu-bind core; the site's 'cores' "
         "is Slurm's spelling, which PALS refuses",
 }
+# Host names a site's [discovery] hostname_re matches that berth's
+# [discovery] hostnames deliberately do not, with the reason.
+DISCOVERY = {
+    ("aurora", "x1111c1s1b0n0"):
+        "the site's ^x\\d{4}c\\d{1}s\\d{1}b0n0 also matches Polaris's compute "
+        "nodes (x3...); berth claims x4... for Aurora and x3... for Polaris",
+}
 # Compiler sections berth ships that the site's file lacks, with the reason.
 EXTRA_SECTIONS = {
     ("frontier", "crayamd_mphipcc"): "E3SM builds Frontier's GPU code with it too",
@@ -59,6 +68,7 @@ EXTRA_SECTIONS = {
 }
 
 used = set()
+used_discovery = set()
 found = []      # every difference: (machine, compiler, what, detail, reason or None)
 
 
@@ -103,6 +113,45 @@ def build_compiler(path):
     with open(path) as f:
         m = re.search(r"^\[build\][^\[]*?^compiler\s*[=:]\s*(\S+)", f.read(), re.M | re.S)
     return m.group(1) if m else None
+
+
+def discovery_samples(path):
+    """A host name for each of the site file's hostname_re patterns: the
+    pattern's literal text with each digit class filled in (None for a
+    pattern this cannot spell)."""
+    with open(path) as f:
+        m = re.search(r"^hostname_re\s*[=:]\s*(.+)$", f.read(), re.M)
+    out = []
+    for pat in (re.split(r",(?![^{]*\})", m.group(1)) if m else []):
+        pat = pat.strip().lstrip("^")
+        host = re.sub(r"\\d\{(\d+)(,\d+)?\}", lambda d: "1" * int(d.group(1)), pat)
+        host = host.replace("\\d", "1")
+        out.append((pat, host if re.fullmatch(r"[A-Za-z0-9._-]+", host) else None))
+    return out
+
+
+def shipped_globs(path):
+    with open(path) as f:
+        m = re.search(r"^\[discovery\][^\[]*?^hostnames\s*[=:]\s*(.+?)$", f.read(), re.M | re.S)
+    return [g.strip() for g in m.group(1).split(",")] if m else []
+
+
+def compare_discovery(machine, ours, theirs):
+    globs = shipped_globs(ours)
+    for pat, host in discovery_samples(theirs):
+        if host is None:
+            note(machine, "", "discovery", f"cannot spell a host name for the site's {pat!r}")
+            continue
+        if not any(fnmatch.fnmatchcase(host, g) for g in globs):
+            key = (machine, host)
+            if key in DISCOVERY:
+                used_discovery.add(key)
+                found.append((machine, "", "discovery",
+                              f"site's {pat!r} matches {host}, shipped {globs} do not",
+                              DISCOVERY[key]))
+            else:
+                note(machine, "", "discovery",
+                     f"site's {pat!r} matches {host}, shipped {globs} do not")
 
 
 def norm_parallel(p):
@@ -326,6 +375,7 @@ def main():
         # No compiler: berth's default ([build] compiler), given to both so
         # that the site's file gets the same overlay; then every section the
         # site's file has.
+        compare_discovery(machine, ours, theirs)
         default = (build_compiler(ours) or "").replace("-", "_")
         compilers = [""] + [c for c in sections(theirs) if c != default]
         for compiler in compilers:
@@ -345,6 +395,7 @@ def main():
         print(f"{tag}: {m}{' --compiler ' + c if c else ''}: {what}: {detail}"
               + (f"\n    reason: {reason}" if reason else ""))
     stale = [k for k in DELIBERATE if k not in used]
+    stale += [k for k in DISCOVERY if k not in used_discovery]
     for k in stale:
         print(f"STALE: listed difference {k} no longer shows up; remove it from DELIBERATE")
     for (m, s), reason in EXTRA_SECTIONS.items():

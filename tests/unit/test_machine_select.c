@@ -82,6 +82,10 @@ static const struct {
     { "chr-0493", "chrysalis" },
     { "chrlogin1.lcrc.anl.gov", "chrysalis" },
     { "compy01", "compy" },
+    /* the sites' own patterns: Compy's compute nodes, bare login names */
+    { "n0123", "compy" },
+    { "aurora", "aurora" },
+    { "polaris", "polaris" },
     { "dane17", "dane" },
     { "ch-fe1", "chicoma-cpu" },
     { "ilogin2", "improv" },
