@@ -407,24 +407,26 @@ int target_clamp (const struct target *t, int nodes)
     return nodes;
 }
 
-const char *target_max_wallclock (const struct target *t, int nodes)
+/* The bin that applies at `nodes` (the first bound >= nodes, above every
+ * bound the last), or NULL when the target has no bins. */
+static const struct target_bin *bin_at (const struct target *t, int nodes)
 {
-    if (t->nbins == 0)
-        return t->max_wallclock;
     for (int i = 0; i < t->nbins; i++)
         if (t->bins[i].bound >= nodes)
-            return t->bins[i].clock;
-    return t->bins[t->nbins - 1].clock;
+            return &t->bins[i];
+    return t->nbins ? &t->bins[t->nbins - 1] : NULL;
+}
+
+const char *target_max_wallclock (const struct target *t, int nodes)
+{
+    const struct target_bin *b = bin_at (t, nodes);
+    return b ? b->clock : t->max_wallclock;
 }
 
 long long target_max_seconds (const struct target *t, int nodes)
 {
-    if (t->nbins == 0)
-        return t->max_wallclock_s;
-    for (int i = 0; i < t->nbins; i++)
-        if (t->bins[i].bound >= nodes)
-            return t->bins[i].seconds;
-    return t->bins[t->nbins - 1].seconds;
+    const struct target_bin *b = bin_at (t, nodes);
+    return b ? b->seconds : t->max_wallclock_s;
 }
 
 const struct target *target_axis_find (const struct target_axis *axis,

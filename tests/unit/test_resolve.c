@@ -846,26 +846,24 @@ START_TEST (changes_said)
     one_change (aurora, &req, "nodes", "raised", "200", "256",
                 "queue prod takes at least 256 nodes");
     /* dropped: an axis the machine does not use */
-    req = (struct resolve_request) { .nodes = 4, .min_nodes_allowed = 1,
-                                     .queue = "debug" };
-    one_change (pm_cpu, &req, "queue", "dropped", "debug", "",
-                "a slurm machine has no queues");
-    req = (struct resolve_request) { .nodes = 4, .min_nodes_allowed = 1,
-                                     .partition = "debug" };
-    one_change (pm_cpu, &req, "partition", "dropped", "debug", "",
-                "lists no partitions");
-    req = (struct resolve_request) { .nodes = 4, .min_nodes_allowed = 1,
-                                     .qos = "debug" };
-    one_change (aurora, &req, "qos", "dropped", "debug", "",
-                "a pbs machine has no qos");
-    req = (struct resolve_request) { .nodes = 4, .min_nodes_allowed = 1,
-                                     .queue = "debug" };
-    one_change (improv, &req, "queue", "dropped", "debug", "",
-                "lists no queues");
-    req = (struct resolve_request) { .nodes = 4, .min_nodes_allowed = 1,
-                                     .constraint = "gpu" };
-    one_change (frontier, &req, "constraint", "dropped", "gpu", "",
-                "lists no constraints");
+    static const struct {
+        const char *machine, *field, *why;
+        struct resolve_request req;
+    } dropped[] = {
+        { pm_cpu, "queue", "a slurm machine has no queues",
+          { .nodes = 4, .min_nodes_allowed = 1, .queue = "debug" } },
+        { pm_cpu, "partition", "lists no partitions",
+          { .nodes = 4, .min_nodes_allowed = 1, .partition = "debug" } },
+        { aurora, "qos", "a pbs machine has no qos",
+          { .nodes = 4, .min_nodes_allowed = 1, .qos = "debug" } },
+        { improv, "queue", "lists no queues",
+          { .nodes = 4, .min_nodes_allowed = 1, .queue = "debug" } },
+        { frontier, "constraint", "lists no constraints",
+          { .nodes = 4, .min_nodes_allowed = 1, .constraint = "debug" } },
+    };
+    for (size_t i = 0; i < sizeof (dropped) / sizeof (dropped[0]); i++)
+        one_change (dropped[i].machine, &dropped[i].req, dropped[i].field,
+                    "dropped", "debug", "", dropped[i].why);
 
     /* a bare number is minutes to Slurm, seconds to PBS */
     struct machine_targets *t = machine (pm_cpu, NULL);
