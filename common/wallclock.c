@@ -1,4 +1,4 @@
-/* Wall-clock parsing, comparison and capping. */
+/* Wall times read in the forms sbatch and qsub take, and written back. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,31 +8,6 @@
 
 /* One field is at most 9 digits, so the sum cannot overflow long long. */
 #define FIELD_DIGITS_MAX 9
-
-int wallclock_parse (const char *text, long long *seconds)
-{
-    long long field[3];
-    const char *p = text;
-
-    if (!text)
-        return -1;
-    for (int i = 0; i < 3; i++) {
-        int digits = 0;
-        field[i] = 0;
-        while (isdigit ((unsigned char) *p) && digits < FIELD_DIGITS_MAX + 1) {
-            field[i] = field[i] * 10 + (*p++ - '0');
-            digits++;
-        }
-        if (digits == 0 || digits > FIELD_DIGITS_MAX)
-            return -1;
-        if (*p != (i < 2 ? ':' : '\0'))
-            return -1;
-        if (i < 2)
-            p++;
-    }
-    *seconds = field[0] * 3600 + field[1] * 60 + field[2];
-    return 0;
-}
 
 /* Up to `max` colon-separated digit fields of text into f (most significant
  * first); the count, or -1 when a field is empty, too long or not digits, or
@@ -56,6 +31,15 @@ static int fields (const char *text, long long *f, int max)
         if (*p++ != ':')
             return -1;
     }
+}
+
+int wallclock_parse (const char *text, long long *seconds)
+{
+    long long f[3];
+    if (!text || fields (text, f, 3) != 3)
+        return -1;
+    *seconds = f[0] * 3600 + f[1] * 60 + f[2];
+    return 0;
 }
 
 int wallclock_read (const char *text, enum wallclock_dialect d,
@@ -101,15 +85,6 @@ int wallclock_read (const char *text, enum wallclock_dialect d,
 enum wallclock_dialect wallclock_dialect_of (const char *system)
 {
     return system && !strcmp (system, "pbs") ? WALLCLOCK_PBS : WALLCLOCK_SLURM;
-}
-
-int wallclock_compare (const char *a, const char *b, int *cmp)
-{
-    long long sa, sb;
-    if (wallclock_parse (a, &sa) < 0 || wallclock_parse (b, &sb) < 0)
-        return -1;
-    *cmp = (sa > sb) - (sa < sb);
-    return 0;
 }
 
 const char *wallclock_format (long long seconds, char *buf, size_t size)

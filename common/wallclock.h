@@ -34,10 +34,6 @@ int wallclock_read (const char *text, enum wallclock_dialect d,
  * else as Slurm). */
 enum wallclock_dialect wallclock_dialect_of (const char *system);
 
-/* Compare two HH:MM:SS clocks: sets *cmp to <0, 0 or >0. Returns -1 (and
- * leaves *cmp) when either does not parse. */
-int wallclock_compare (const char *a, const char *b, int *cmp);
-
 /* Format seconds as HH:MM:SS (at least two hour digits, hours past 24 as
  * they are): a form both sbatch and qsub take. */
 const char *wallclock_format (long long seconds, char *buf, size_t size);

@@ -40,22 +40,6 @@ START_TEST (parse_invalid)
 }
 END_TEST
 
-START_TEST (compare)
-{
-    int cmp = 99;
-    ck_assert_int_eq (wallclock_compare ("01:00:00", "02:00:00", &cmp), 0);
-    ck_assert_int_lt (cmp, 0);
-    ck_assert_int_eq (wallclock_compare ("24:00:00", "23:59:59", &cmp), 0);
-    ck_assert_int_gt (cmp, 0);
-    ck_assert_int_eq (wallclock_compare ("1:00:00", "00:60:00", &cmp), 0);
-    ck_assert_int_eq (cmp, 0);
-    cmp = 99;
-    ck_assert_int_eq (wallclock_compare ("1-00:00:00", "02:00:00", &cmp), -1);
-    ck_assert_int_eq (wallclock_compare ("02:00:00", "2h", &cmp), -1);
-    ck_assert_int_eq (cmp, 99);
-}
-END_TEST
-
 START_TEST (format)
 {
     char buf[32];
@@ -165,7 +149,6 @@ int main (void)
     TCase *tc = tcase_create ("wallclock");
     tcase_add_test (tc, parse_valid);
     tcase_add_test (tc, parse_invalid);
-    tcase_add_test (tc, compare);
     tcase_add_test (tc, format);
     tcase_add_test (tc, read_forms);
     tcase_add_test (tc, read_refused);
