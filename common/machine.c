@@ -218,8 +218,8 @@ int machine_layer_named (struct config *cfg, const char *name,
         snprintf (because, sizeof (because), "shipped with berth: no %s.cfg "
                   "in the machine path, %s", name, dirs);
     else
-        snprintf (because, sizeof (because), "shipped with berth: no machine "
-                  "path set (--machine-path, BERTH_MACHINE_PATH)");
+        snprintf (because, sizeof (because), "shipped with berth: no "
+                  "--machine-path or BERTH_MACHINE_PATH set");
     *found = true;
     if (set_file (file, why, path, because) < 0)
         return errprintf (err, "out of memory");

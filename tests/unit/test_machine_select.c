@@ -319,7 +319,8 @@ START_TEST (search_path)
     o.machine_path = NULL;
     m = select_ok (&o);
     ck_assert_str_eq (m->file, "machines/pm-cpu.cfg");
-    ck_assert_msg (strstr (m->file_why, "no machine path set"), "%s",
+    ck_assert_msg (strstr (m->file_why, "no --machine-path or "
+                           "BERTH_MACHINE_PATH set"), "%s",
                    m->file_why);
     machine_destroy (m);
 }
