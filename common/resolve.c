@@ -633,37 +633,42 @@ static json_t *changes_to_json (const struct resolution *r)
 
 json_t *resolution_to_json (const struct resolution *r)
 {
-    json_t *o = json_pack ("{s:s s:s s:i s:s s:o s:s s:s s:s s:o s:s "
-                           "s:i s:i s:s s:b s:s? s:s s:s s:o}",
-                           "scheduler", r->scheduler,
-                           "constraint", r->constraint,
-                           "gpus_per_node", r->gpus,
-                           "max_wallclock", r->max_wallclock,
-                           "max_wallclock_seconds",
-                           number_or_null (r->max_wallclock_s),
-                           "max_wallclock_from", r->max_wallclock_from,
-                           "requested_wall_time", r->requested_wall_time,
-                           "wall_time", r->wall_time,
-                           "wall_time_seconds", number_or_null (r->wall_time_s),
-                           "wall_time_from", r->wall_time_from,
-                           "requested_nodes", r->requested_nodes,
-                           "effective_nodes", r->effective_nodes,
-                           "adjustment", adjustment_name (r->adjustment),
-                           "honored", r->honored, "reason", r->reason,
-                           "account", r->account,
-                           "account_from", r->account_from,
-                           "changes", changes_to_json (r));
-    if (!o)
-        return NULL;
-    int rc = r->pbs
-        ? json_object_set_new (o, "queue", json_string (r->queue))
-          | json_object_set_new (o, "filesystems", json_string (r->filesystems))
-        : json_object_set_new (o, "partition", json_string (r->partition))
-          | json_object_set_new (o, "qos", json_string (r->qos));
-    if (rc) {
+    json_t *o = json_object ();
+    json_t *target = r->pbs
+        ? json_pack ("{s:s}", "queue", r->queue)
+        : json_pack ("{s:s s:s}", "partition", r->partition, "qos", r->qos);
+    json_t *rest = json_pack ("{s:s s:s s:s s:i s:s s:o s:s s:s s:s s:o s:s "
+                              "s:i s:i s:s s:b s:s? s:o}",
+                              "constraint", r->constraint,
+                              "account", r->account,
+                              "account_from", r->account_from,
+                              "gpus_per_node", r->gpus,
+                              "max_wallclock", r->max_wallclock,
+                              "max_wallclock_seconds",
+                              number_or_null (r->max_wallclock_s),
+                              "max_wallclock_from", r->max_wallclock_from,
+                              "requested_wall_time", r->requested_wall_time,
+                              "wall_time", r->wall_time,
+                              "wall_time_seconds",
+                              number_or_null (r->wall_time_s),
+                              "wall_time_from", r->wall_time_from,
+                              "requested_nodes", r->requested_nodes,
+                              "effective_nodes", r->effective_nodes,
+                              "adjustment", adjustment_name (r->adjustment),
+                              "honored", r->honored, "reason", r->reason,
+                              "changes", changes_to_json (r));
+    /* in the order people read them: where, then what */
+    if (!o || !target || !rest
+        || json_object_set_new (o, "scheduler", json_string (r->scheduler)) < 0
+        || json_object_update (o, target) < 0
+        || json_object_update (o, rest) < 0
+        || (r->pbs && json_object_set_new (o, "filesystems",
+                                           json_string (r->filesystems)) < 0)) {
         json_decref (o);
-        return NULL;
+        o = NULL;
     }
+    json_decref (target);
+    json_decref (rest);
     return o;
 }
 
