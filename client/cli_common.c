@@ -46,7 +46,11 @@ int machine_args_load (const struct machine_args *a, struct machine **m,
         .compiler = a->compiler,
         .machine_path = a->nmachine_path ? a->machine_path : NULL,
     };
-    return machine_load (&opts, m, err);
+    if (machine_load (&opts, m, err) < 0)
+        return -1;
+    if ((*m)->compiler_warning)
+        fprintf (stderr, "berth: warning: %s\n", (*m)->compiler_warning);
+    return 0;
 }
 
 static int env_int (const char *name)

@@ -432,6 +432,8 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     *code = BERTHD_EXIT_RUNTIME;
     if (machine_load (&mo, &d->machine, err) < 0)
         return -1;
+    if (d->machine->compiler_warning)
+        log_msg (LOG_WARNING, "%s", d->machine->compiler_warning);
     if (allocation_discover (&d->machine->par, d->machine->name, &aenv,
                              &d->alloc, err) < 0) {
         *code = exit_code_for (err->code);

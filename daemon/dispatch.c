@@ -31,6 +31,7 @@ static void handle_render (struct conn *c, struct proto_request *req)
         .has_memory_cap = r->memory_cap >= 0, .memory_cap = r->memory_cap,
     };
     if (placement_validate (&r->placement, &err) < 0
+        || launch_fit (&lr, &d->capacity, &err) < 0
         || render_launch (&d->machine->par, d->alloc->nnodes, &d->caps, &lr,
                           &out, &err) < 0) {
         conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "render: %s",

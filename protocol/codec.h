@@ -192,6 +192,9 @@ int proto_decode_hello_reply (const json_t *msg, int *version,
                               berth_error_t *err);
 int proto_decode_lease (const json_t *msg, struct proto_lease *lease,
                         berth_error_t *err);   /* acquire reply or lease object */
+/* A placement object as a render request takes it (nodes may be left out). */
+int proto_decode_placement (const json_t *v, struct placement *out,
+                            berth_error_t *err);
 int proto_decode_render_reply (const json_t *msg, struct launch *launch,
                                berth_error_t *err);
 int proto_decode_event (const json_t *msg, struct proto_event *ev,

@@ -204,7 +204,7 @@ def t_run_launch(d, tmp):
     os.makedirs(fake, exist_ok=True)
     with open(os.path.join(fake, "mpirun"), "w") as f:
         f.write('#!/bin/sh\n# stand-in: drop the options, run the program once\n'
-                'while [ $# -gt 0 ]; do case $1 in -n|-c|-np) shift 2;; -*) shift;; *) break;; esac; done\n'
+                'while [ $# -gt 0 ]; do case $1 in -n|-c|-np|--bind-to|--map-by|-bind-to) shift 2;; -*) shift;; *) break;; esac; done\n'
                 'echo "launched by mpirun" >&2\nexec "$@"\n')
         os.fchmod(f.fileno(), 0o755)
     env = {"PATH": fake + ":" + os.environ["PATH"], "KEEP": "me"}
