@@ -38,6 +38,7 @@ struct berthd_config {
     const char *machine;
     const char **configs;         /* NULL-terminated */
     const char *compiler;
+    const char *const *machine_path; /* --machine-path dirs, NULL-terminated */
     const char *socket_path;      /* NULL: the default for the job */
     const char *state_dir;        /* NULL: beside the default socket */
     bool foreground, print_env;
