@@ -237,6 +237,45 @@ static int run_step (char *const *argv, const cpu_set_t *cpus)
     return WEXITSTATUS (status);
 }
 
+/* berthd launches a local step through srun where Slurm picks every step's
+ * CPUs (PROTOCOL.md "placed"): its launch is then not the program itself
+ * but ends with it. The step runs with `berth placed` in front of the
+ * program, which reports the CPUs srun gave it. NULL: bind it here (the
+ * launch is the program), or out of memory (*oom). */
+static char **local_launch (const berth_lease_t *l, char *const *prog, bool *oom)
+{
+    char *const *launch = (char *const *) berth_launch_argv (berth_lease_launch (l));
+    int n = 0, np = 0;
+    *oom = false;
+    while (launch && launch[n])
+        n++;
+    while (prog[np])
+        np++;
+    if (n <= np)
+        return NULL;
+    for (int i = 0; i < np; i++)
+        if (strcmp (launch[n - np + i], prog[i]))
+            return NULL;
+    static char self[4096];    /* lives as long as the step's argv */
+    ssize_t len = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+    char **argv = calloc ((size_t) n + 4, sizeof (*argv));   /* + self, "placed", "--", NULL */
+    if (!argv || len <= 0) {
+        free (argv);
+        *oom = true;
+        return NULL;
+    }
+    self[len] = '\0';
+    int k = 0;
+    for (int i = 0; i < n - np; i++)
+        argv[k++] = launch[i];
+    argv[k++] = self;
+    argv[k++] = "placed";
+    argv[k++] = "--";
+    for (int i = 0; i < np; i++)
+        argv[k++] = prog[i];
+    return argv;
+}
+
 static long ms_since (const struct timespec *t0)
 {
     struct timespec t;
@@ -296,7 +335,8 @@ int cmd_run (int argc, char **argv)
     berth_request_set_bool (r, "env", 1, NULL);
     if (a.local)
         berth_request_set_bool (r, "local", 1, NULL);
-    else if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
+    /* a local step's too: berthd renders its launch where srun places it */
+    if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
         berth_request_free (r);
         return cli_fail (2, "run", "%s", err.message);
     }
@@ -314,21 +354,30 @@ int cmd_run (int argc, char **argv)
     cli_lease_warning ("run", l);
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
-    if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
+    bool oom = false;
+    char **wrapped = a.local ? local_launch (l, a.argv, &oom) : NULL;
+    bool bind = a.local && !wrapped;   /* else a launcher places the step */
+    if (wrapped)
+        step_argv = wrapped;
+    if (oom)
+        rc = cli_fail (1, "run", "out of memory, or /proc/self/exe unreadable, "
+                       "preparing the launch of %s", berth_lease_id (l));
+    else if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
         rc = cli_fail (1, "run", "berthd granted lease %s without a rendered launch; "
                        "cannot run the step", berth_lease_id (l));
-    else if (a.local && local_cpus (l, &cpus) != 0)
+    else if (bind && local_cpus (l, &cpus) != 0)
         rc = 1;
     else if (step_environment (l, &a) != 0)
         rc = 1;
     else {
         if (a.verbose)
             describe (l, step_argv);
-        rc = run_step (step_argv, a.local ? &cpus : NULL);
+        rc = run_step (step_argv, bind ? &cpus : NULL);
     }
     long step_ms = ms_since (&granted), settle_ms = 0;
-    if (!a.local)
+    if (!bind && !oom)
         settle_ms = srun_settle (step_argv, berth_lease_nnodes (l));
+    free (wrapped);
     /* A closed connection has ended the lease already (it is bound to it). */
     if (berth_release (c, berth_lease_id (l), &err) < 0 && strcmp (err.code, BERTH_ERR_CLOSED))
         cli_fail (rc, "run", "could not release lease %s: %s: %s (it ends as this "

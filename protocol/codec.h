@@ -55,6 +55,7 @@ enum proto_op {
     PROTO_WATCH,
     PROTO_SHUTDOWN,
     PROTO_RECLAIM,              /* take back a lease orphaned by a restart */
+    PROTO_PLACED,               /* a step tells the CPUs it really got */
 };
 
 const char *proto_op_name (enum proto_op op);
@@ -95,6 +96,8 @@ struct proto_request {
         struct { bool time_left; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
+        /* the real CPU ids of a local step the scheduler placed */
+        struct { char *lease; int *cores; int ncores; } placed;
     };
 };
 
