@@ -508,9 +508,10 @@ int berth_release (berth_client_t *c, const char *lease, berth_client_error_t *e
 }
 
 int berth_placed (berth_client_t *c, const char *lease, const int *cores,
-                  int ncores, berth_client_error_t *err)
+                  int ncores, const int *gpu_ids, int ngpu_ids,
+                  berth_client_error_t *err)
 {
-    if (!c || !lease || !*lease || !cores || ncores < 1)
+    if (!c || !lease || !*lease || !cores || ncores < 1 || (ngpu_ids > 0 && !gpu_ids))
         return client_errorf (err, BERTH_ERR_USAGE, "berth_placed: no client, no lease id "
                               "or no cores");
     struct proto_request req;
@@ -518,6 +519,8 @@ int berth_placed (berth_client_t *c, const char *lease, const int *cores,
     req.placed.lease = (char *) lease;
     req.placed.cores = (int *) cores;
     req.placed.ncores = ncores;
+    req.placed.gpu_ids = (int *) gpu_ids;
+    req.placed.ngpu_ids = ngpu_ids < 0 ? -1 : ngpu_ids;
     json_t *reply = transact (c, &req, err);
     json_decref (reply);
     return reply ? 0 : -1;

@@ -765,14 +765,36 @@ void handle_placed (struct conn *c, struct proto_request *req)
                          pn->ncores, pn->name);
         return;
     }
+    int ng = req->placed.ngpu_ids, *gids = req->placed.gpu_ids;
+    if (ng >= 0 && ng != ls->placement.ngpu_ids) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
+                         "GPUs reported for %s, which holds %d", ng, name,
+                         ls->placement.ngpu_ids);
+        return;
+    }
+    if (ng > 0) {
+        int have = d->alloc->nodes[d->alloc->local_node].gpus;
+        qsort (gids, (size_t) ng, sizeof (*gids), by_value);
+        for (int i = 0; i < ng; i++)
+            if ((i && gids[i] == gids[i - 1]) || gids[i] >= have) {
+                conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
+                                 "gpu_ids names GPU %d %s", gids[i], i && gids[i]
+                                 == gids[i - 1] ? "twice" : "that the node lacks");
+                return;
+            }
+        memcpy (ls->placement.gpu_ids, gids, (size_t) ng * sizeof (*gids));
+    }
     memcpy (pn->cores, ids, (size_t) n * sizeof (*ids));
     /* BERTH_CORES follows the cores when next built */
     env_free (ls->env, ls->nenv);
     ls->env = NULL;
     ls->nenv = 0;
-    char set[256];
+    char set[256], gset[256] = "none";
     idset_format (pn->cores, pn->ncores, set, sizeof (set));
-    log_msg (LOG_INFO, "%s runs on CPUs %s of %s", ls->name, set, pn->name);
+    if (ls->placement.ngpu_ids > 0)
+        idset_format (ls->placement.gpu_ids, ls->placement.ngpu_ids, gset, sizeof (gset));
+    log_msg (LOG_INFO, "%s runs on cores %s and GPUs %s of %s", ls->name, set, gset,
+             pn->name);
     notify_status_soon (d);
     conn_send (c, proto_ok_reply (req->id, NULL));
 }

@@ -78,6 +78,9 @@ void proto_request_init (struct proto_request *req, enum proto_op op)
         req->render.ntasks = 1;
         req->render.memory_cap = -1;
         break;
+    case PROTO_PLACED:
+        req->placed.ngpu_ids = -1;
+        break;
     default:
         break;
     }
@@ -100,6 +103,7 @@ void proto_request_free (struct proto_request *req)
     case PROTO_PLACED:
         free (req->placed.lease);
         free (req->placed.cores);
+        free (req->placed.gpu_ids);
         break;
     case PROTO_RENDER:
         placement_free (&req->render.placement);
@@ -744,7 +748,7 @@ static int decode_lease_op (const struct ctx *c, json_t *o, bool required,
 
 static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
 {
-    json_t *skip, *v = NULL, *cores = NULL;
+    json_t *skip, *v = NULL, *cores = NULL, *gpus = NULL;
     json_error_t je;
 
     switch (r->op) {
@@ -759,11 +763,13 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
     case PROTO_RENDER:
         return decode_render (c, o, &r->render);
     case PROTO_PLACED:
-        if (unpack_request (o, &je, "{s:o s:o s:o s:o !}", "op", &skip, "id", &skip,
-                            "lease", &v, "cores", &cores) < 0)
+        if (unpack_request (o, &je, "{s:o s:o s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "lease", &v, "cores", &cores, "gpu_ids", &gpus) < 0)
             return unpack_error (c, &je);
         if (get_name (c, "lease", v, &r->placed.lease) < 0
-            || get_ids (c, "cores", cores, &r->placed.cores, &r->placed.ncores) < 0)
+            || get_ids (c, "cores", cores, &r->placed.cores, &r->placed.ncores) < 0
+            || (!absent (gpus) && get_ids (c, "gpu_ids", gpus, &r->placed.gpu_ids,
+                                           &r->placed.ngpu_ids) < 0))
             return -1;
         if (r->placed.ncores < 1)
             return bad (c, "cores", "a non-empty array of ids", cores);
@@ -970,6 +976,8 @@ json_t *proto_encode_request (const struct proto_request *req)
         rc = o && req->placed.lease && req->placed.ncores > 0
              ? set_new (o, "lease", json_string (req->placed.lease))
                | set_new (o, "cores", ids_json (req->placed.cores, req->placed.ncores))
+               | (req->placed.ngpu_ids < 0 ? 0 : set_new (o, "gpu_ids", ids_json (
+                      req->placed.gpu_ids, req->placed.ngpu_ids)))
              : -1;
         break;
     case PROTO_RESOURCES:

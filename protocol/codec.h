@@ -96,8 +96,9 @@ struct proto_request {
         struct { bool time_left; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
-        /* the real CPU ids of a local step the scheduler placed */
-        struct { char *lease; int *cores; int ncores; } placed;
+        /* the real core ids (and GPU indices, ngpu_ids < 0: not stated)
+         * of a local step the scheduler placed */
+        struct { char *lease; int *cores; int ncores; int *gpu_ids; int ngpu_ids; } placed;
     };
 };
 

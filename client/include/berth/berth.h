@@ -161,11 +161,12 @@ int berth_release (berth_client_t *c, const char *lease,
 
 /* From inside a local step that berthd had launched through the scheduler
  * (Slurm 20.11 and newer picks the CPUs of every step, local ones too):
- * tell berthd the CPU ids the step really got, so that its lease shows
- * them. Errors: not_found, forbidden (another user's lease),
+ * tell berthd the core ids (and, ngpu_ids >= 0, the GPU indices) the step
+ * really got, so that its lease shows them. Errors: not_found, forbidden (another user's lease),
  * invalid_request (not such a step, or not as many ids as it holds). */
 int berth_placed (berth_client_t *c, const char *lease, const int *cores,
-                  int ncores, berth_client_error_t *err);
+                  int ncores, const int *gpu_ids, int ngpu_ids,
+                  berth_client_error_t *err);
 
 void berth_lease_free (berth_lease_t *l);
 
