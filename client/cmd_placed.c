@@ -22,7 +22,8 @@ static void usage (FILE *f)
 "Inside a local step that berthd launched through srun: tell berthd the\n"
 "cores this process was given (lease $BERTH_LEASE, socket $BERTH_SOCKET),\n"
 "set BERTH_CORES to them and run PROGRAM. berth run --local does this by\n"
-"itself where Slurm places steps (Slurm 20.11 and newer).\n");
+"itself where Slurm places steps (Slurm 20.11 and newer).\n\n"
+"  -h, --help   this text\n");
 }
 
 /* The physical cores this process may run on. */

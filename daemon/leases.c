@@ -413,7 +413,7 @@ static void link_conn (struct lease *ls, struct conn *c)
 int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                  berth_error_t *err)
 {
-    char late[512];
+    char late[1024];
     /* Time has passed while it waited: check its duration again. */
     if (jobend_admit (d, &p->acq, late, sizeof (late), err) < 0) {
         ledger_release (d->ledger, id, NULL);
@@ -447,6 +447,15 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
                         "lease");
         goto fail;
+    }
+    /* Bound by its client to ids Slurm knows nothing of: say so. */
+    if (lease_local_launched (d, ls) && !p->acq.step.argv) {
+        size_t at = strlen (late);
+        snprintf (late + at, sizeof (late) - at, "%s%s is a local step acquired "
+                  "without argv: Slurm places every step here and does not know the "
+                  "cores its client binds it to, so an srun step may be given the same "
+                  "CPUs; acquire it with argv (berth run --local does) to have berthd "
+                  "launch it through srun", at ? "; " : "", ls->name);
     }
     if (p->acq.step.argv && build_launch (d, ls, p->acq.step.argv, err) < 0) {
         err->code = PROTO_ERR_UNSATISFIABLE;

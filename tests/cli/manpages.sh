@@ -74,7 +74,7 @@ for p in berth.1 berthd.8 berth-protocol.7; do
         || not_ok "$p lacks .TH, NAME or SEE ALSO"
 done
 # every op and event of the protocol is in berth-protocol(7)
-for w in hello acquire release render resources status watch shutdown reclaim granted waited released refused; do
+for w in hello acquire release render resources status watch shutdown reclaim placed granted waited released refused; do
     grep -qE "^\.B $w\$" "$man/berth-protocol.7" && ok || not_ok "berth-protocol(7) does not describe '$w'"
 done
 finish

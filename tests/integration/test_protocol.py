@@ -437,6 +437,13 @@ def test_placed():
         refused(placed(c, mpi["lease"], [0, 1]), "invalid_request", ["not local"],
                 "a launched (not local) lease has nothing to report")
         t.check(shown() == held, "the refusals changed nothing", str(shown()))
+        t.check("warning" not in loc, "a local step with argv comes with no warning", str(loc)[:300])
+        bare = c.request("acquire", cores=1, local=True)
+        t.check(bare.get("ok") and "without argv" in bare.get("warning", "")
+                and "same CPUs" in bare.get("warning", ""),
+                "a local lease without argv is granted with a warning that Slurm does not know its cores",
+                str(bare)[:400])
+        c.request("release", lease=bare["lease"])
         r = placed(other, name, list(reversed(real)))
         t.check(r.get("ok") is True, "the step's own report (any connection of its uid) is taken", str(r))
         t.check(shown() == sorted(real), "status shows the lease on the reported cores", str(shown()))
@@ -464,6 +471,9 @@ def test_local_bound_where_launcher_binds():
         loc = c.request("acquire", cores=2, local=True, argv=["python3", "x.py"])
         t.check(loc.get("ok") and loc.get("argv") == ["python3", "x.py"],
                 "a local step's argv is its program, unlaunched", str(loc)[:300])
+        bare = c.request("acquire", cores=1, local=True)
+        t.check(bare.get("ok") and "warning" not in bare, "a local lease without argv has no warning here",
+                str(bare)[:300])
         r = placed(c, loc["lease"], loc["placement"]["cores"][0])
         t.check(r.get("ok") is False and r["error"]["code"] == "invalid_request"
                 and "binds" in r["error"]["message"], "placed is refused: the ledger's ids are real here",

@@ -6,7 +6,9 @@
 # while the others run; no two steps that ran at once may share a real CPU,
 # local or not (issue 15: Slurm picks srun steps' CPUs, so a --local step
 # goes through srun too and reports the CPUs it got). A local step also
-# checks that `berth status` shows its lease on exactly those CPUs.
+# checks that `berth status` shows its lease on exactly those CPUs. Then
+# the same with fake GPUs, every step asking for one: GPUs too are disjoint,
+# and shown as the step has them.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
@@ -14,16 +16,16 @@ source "$here/lib.sh"
 
 real=$(nproc --all)
 rounds=${BERTH_EXCLUSIVE_ROUNDS:-20}
-cluster_start LOCAL_SLURM_NODES=1 LOCAL_SLURM_CPUS="$real" LOCAL_SLURM_MEM_MB=2000
-if [[ $LOCAL_SLURM_BINDING != exclusive ]]; then
-    not_ok "the cluster is in binding mode $LOCAL_SLURM_BINDING, not exclusive"
-    finish; exit 1
-fi
-d=$T/excl
-mkdir -p "$d/steps"
-# One line per rank: rank, start, end, its CPUs at the start and at the end,
-# its lease; a local step saves berthd's status as it runs.
-cat >"$d/step.sh" <<EOS
+# phase NAME ROUNDS GPUS: ROUNDS rounds in one batch job, on a cluster with
+# GPUS fake GPUs (each step then asks for one); the analysis in $T/NAME.log
+phase() {
+    local name=$1 rounds=$2 gpus=$3 d=$T/$1 g=""
+    ((gpus)) && g="--gpus 1"
+    mkdir -p "$d/steps"
+    # One line per rank: rank, start, end, its CPUs at the start and at the
+    # end, its lease, its GPUs (the node's indices); a local step saves
+    # berthd's status as it runs.
+    cat >"$d/step.sh" <<EOS
 #!/bin/sh
 label=\$1
 t0=\$(date +%s.%N)
@@ -31,23 +33,24 @@ c0=\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/\$\$/status)
 case \$label in local*) "$BERTH" status --json > "$d/steps/\$label.status" ;; esac
 sleep 0.4
 c1=\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/\$\$/status)
-echo "rank \${SLURM_PROCID:-0} \$t0 \$(date +%s.%N) \$c0 \$c1 \$BERTH_LEASE"
+echo "rank \${SLURM_PROCID:-0} \$t0 \$(date +%s.%N) \$c0 \$c1 \$BERTH_LEASE g\${SLURM_STEP_GPUS-\$CUDA_VISIBLE_DEVICES}"
 EOS
-chmod +x "$d/step.sh"
-# label|berth run options|ranks: each round starts all its steps at once,
-# more than the CPUs hold, so berthd queues them and they pair up in every
-# way (local+local, local+srun, srun+srun); every third round has a
-# two-rank step, every other one declares memory.
-for ((r = 1; r <= rounds; r++)); do
-    mem=""
-    ((r % 2)) && mem="--memory 100"
-    echo "local${r}a|--local --cores 1 $mem|1"
-    echo "srun${r}a|-n 1 -c 1 $mem|1"
-    echo "local${r}b|--local --cores 1|1"
-    echo "srun${r}b|-n 1 -c 1|1"
-    ((r % 3 == 0)) && echo "srun${r}w|-n 2 -c 1|2"
-done >"$d/steps.txt"
-cat >"$d/job.sh" <<EOS
+    chmod +x "$d/step.sh"
+    # label|berth run options|ranks: each round starts all its steps at
+    # once, more than the CPUs hold, so berthd queues them and they pair up
+    # in every way (local+local, local+srun, srun+srun); without GPUs every
+    # third round has a two-rank step, every other one declares memory.
+    local r mem
+    for ((r = 1; r <= rounds; r++)); do
+        mem=""
+        ((r % 2)) && mem="--memory 100"
+        echo "local${r}a|--local --cores 1 $g $mem|1"
+        echo "srun${r}a|-n 1 -c 1 $g $mem|1"
+        echo "local${r}b|--local --cores 1 $g|1"
+        echo "srun${r}b|-n 1 -c 1 $g|1"
+        ((r % 3 == 0 && !gpus)) && echo "srun${r}w|-n 2 -c 1|2"
+    done >"$d/steps.txt"
+    cat >"$d/job.sh" <<EOS
 #!/bin/bash
 envs=\$("$BERTHD" --detach --print-env --state-dir $d/state) || { echo "berthd did not start: \$envs"; exit 3; }
 eval "\$envs"
@@ -61,21 +64,22 @@ for ((r = 1; r <= $rounds; r++)); do
 done
 "$BERTH" shutdown >/dev/null 2>&1
 EOS
-chmod +x "$d/job.sh"
-res=$(job_run "$d/job.out" -N1 -n"$real" --mem=1500 -- "$d/job.sh")
-check "the batch job succeeded ($res)" test "$res" = "COMPLETED 0:0"
-note "$rounds rounds ran"
-
-python3 - "$d" "$rounds" <<'PY' >"$d/check.log"
+    chmod +x "$d/job.sh"
+    local res gres=()
+    ((gpus)) && gres=(--gpus="$gpus")
+    res=$(job_run "$d/job.out" -N1 -n"$real" --mem=1500 "${gres[@]}" -- "$d/job.sh")
+    check "$name: the batch job succeeded ($res)" test "$res" = "COMPLETED 0:0"
+    note "$name: $rounds rounds ran"
+    python3 - "$d" "$name" "$rounds" "$gpus" <<'PY' >"$T/$name.log"
 import json, os, re, sys
-d, rounds = sys.argv[1], int(sys.argv[2])
+d, name, rounds, gpus = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 def idset(s):
     ids = set()
     for part in filter(None, (s or "").split(",")):
         a, _, b = part.partition("-")
         ids.update(range(int(a), int(b or a) + 1))
     return ids
-rank_re = re.compile(r"^(?:\s*\d+: )?rank (\d+) (\S+) (\S+) (\S+) (\S+) (\S+)$", re.M)
+rank_re = re.compile(r"^(?:\s*\d+: )?rank (\d+) (\S+) (\S+) (\S+) (\S+) (\S+) g(\S*)$", re.M)
 steps, bad = [], []
 for line in open(os.path.join(d, "steps.txt")):
     label, opts, n = line.strip().split("|")
@@ -85,18 +89,21 @@ for line in open(os.path.join(d, "steps.txt")):
     if rc != "0" or len(ranks) != int(n):
         bad.append(f"{label}: exit {rc}, {len(ranks)} of {n} ranks: {text[-200:]!r}")
         continue
-    cpus = [idset(c0) | idset(c1) for _, _, _, c0, c1, _ in ranks]
+    cpus = [idset(c0) | idset(c1) for _, _, _, c0, c1, _, _ in ranks]
     steps.append(dict(label=label, local=label.startswith("local"), lease=ranks[0][5],
                       t0=min(float(r[1]) for r in ranks), t1=max(float(r[2]) for r in ranks),
-                      cpus=cpus, moved=[r[0] for r in ranks if r[3] != r[4]]))
+                      cpus=cpus, gpus=idset(ranks[0][6]), moved=[r[0] for r in ranks if r[3] != r[4]]))
 def result(ok, what, why):
-    print(("ok - " if ok else "FAIL - ") + what + ("" if ok else ": " + "; ".join(why[:3])))
+    print(("ok - " if ok else "FAIL - ") + f"{name}: " + what + ("" if ok else ": " + "; ".join(why[:3])))
 result(not bad, f"every step of {rounds} rounds exited 0 and every rank reported", bad)
 wide = [f"{s['label']}: {sorted(c)}" for s in steps for c in s["cpus"] if len(c) != 1]
 result(not wide, "each rank was confined to one real CPU, the same at its start and end",
        wide + [f"{s['label']} rank {s['moved']} moved" for s in steps if s["moved"]])
+if gpus:
+    odd = [f"{s['label']}: {sorted(s['gpus'])}" for s in steps if len(s["gpus"]) != 1]
+    result(not odd, "each step saw exactly one GPU", odd)
 # Every pair of steps that ran at once (their ranks' own clocks overlap),
-# --local and srun alike, on disjoint real CPUs.
+# --local and srun alike, on disjoint real CPUs (and GPUs).
 clash, pairs, mixed = [], 0, 0
 for i, a in enumerate(steps):
     for b in steps[i + 1:]:
@@ -104,11 +111,13 @@ for i, a in enumerate(steps):
             pairs += 1
             mixed += a["local"] != b["local"]
             ua, ub = set().union(*a["cpus"]), set().union(*b["cpus"])
-            if ua & ub:
-                clash.append(f"{a['label']} {sorted(ua)} and {b['label']} {sorted(ub)}")
-print(f"# {len(steps)} steps, {pairs} pairs ran at once ({mixed} of them a --local step "
-      f"beside an srun step), {len(clash)} shared a real CPU")
-result(pairs and not clash, f"{pairs} pairs of steps that ran at once had disjoint real CPUs", clash)
+            if ua & ub or (gpus and a["gpus"] & b["gpus"]):
+                clash.append(f"{a['label']} {sorted(ua)} GPUs {sorted(a['gpus'])} and "
+                             f"{b['label']} {sorted(ub)} GPUs {sorted(b['gpus'])}")
+print(f"# {name}: {len(steps)} steps, {pairs} pairs ran at once ({mixed} of them a --local step "
+      f"beside an srun step), {len(clash)} shared a real CPU" + (" or GPU" if gpus else ""))
+result(pairs and not clash, f"{pairs} pairs of steps that ran at once had disjoint real CPUs"
+       + (" and GPUs" if gpus else ""), clash)
 result(mixed > 0, "--local steps ran beside srun steps", [f"{mixed} such pairs"])
 inner = [s["label"] for s in steps if len(s["cpus"]) > 1 and len(set().union(*s["cpus"])) != len(s["cpus"])]
 result(not inner, "the ranks of a multi-rank step had disjoint CPUs", inner)
@@ -118,16 +127,28 @@ for s in (s for s in steps if s["local"]):
     try:
         st = json.load(open(os.path.join(d, "steps", s["label"] + ".status")))
         lease = next(l for l in st["leases"] if l["lease"] == s["lease"])
-        got = set(lease["placement"]["cores"][0])
+        got = (set(lease["placement"]["cores"][0]), set(lease["placement"]["gpu_ids"] or []))
     except (OSError, ValueError, KeyError, StopIteration) as e:
         got = f"unreadable ({e!r})"
-    if got != s["cpus"][0]:
-        shown.append(f"{s['label']} ({s['lease']}) runs on {sorted(s['cpus'][0])}, status shows {got}")
-result(not shown, "berth status showed each --local lease on the real CPUs its step had", shown)
+    if got != (s["cpus"][0], s["gpus"] if gpus else set()):
+        shown.append(f"{s['label']} ({s['lease']}) runs on cores {sorted(s['cpus'][0])} GPUs "
+                     f"{sorted(s['gpus'])}, status shows {got}")
+result(not shown, "berth status showed each --local lease on the real cores"
+       + (" and GPUs" if gpus else "") + " its step had", shown)
 PY
-status=$?
-cat "$d/check.log"
-count_results "$d/check.log"
-[[ $status == 0 ]] || not_ok "the exclusive-mode analysis failed (exit $status)"
+    local status=$?
+    cat "$T/$name.log"
+    count_results "$T/$name.log"
+    [[ $status == 0 ]] || not_ok "$name: the analysis failed (exit $status)"
+}
+
+cluster_start LOCAL_SLURM_NODES=1 LOCAL_SLURM_CPUS="$real" LOCAL_SLURM_MEM_MB=2000
+if [[ $LOCAL_SLURM_BINDING != exclusive ]]; then
+    not_ok "the cluster is in binding mode $LOCAL_SLURM_BINDING, not exclusive"
+    finish; exit 1
+fi
+phase cpus "$rounds" 0
+cluster_start LOCAL_SLURM_NODES=1 LOCAL_SLURM_CPUS="$real" LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS="$real"
+phase gpus "${BERTH_EXCLUSIVE_GPU_ROUNDS:-6}" "$real"
 note "finished"
 finish
