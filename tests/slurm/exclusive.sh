@@ -23,7 +23,8 @@ phase() {
     ((gpus)) && g="--gpus 1"
     mkdir -p "$d/steps"
     # One line per rank: rank, start, end, its CPUs at the start and at the
-    # end, its lease, its GPUs (the node's indices); a local step saves
+    # end, its lease, its GPUs (CUDA_VISIBLE_DEVICES: this cluster does not
+    # constrain devices, so it holds the node's indices); a local step saves
     # berthd's status as it runs.
     cat >"$d/step.sh" <<EOS
 #!/bin/sh
@@ -33,7 +34,7 @@ c0=\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/\$\$/status)
 case \$label in local*) "$BERTH" status --json > "$d/steps/\$label.status" ;; esac
 sleep 0.4
 c1=\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/\$\$/status)
-echo "rank \${SLURM_PROCID:-0} \$t0 \$(date +%s.%N) \$c0 \$c1 \$BERTH_LEASE g\${SLURM_STEP_GPUS-\$CUDA_VISIBLE_DEVICES}"
+echo "rank \${SLURM_PROCID:-0} \$t0 \$(date +%s.%N) \$c0 \$c1 \$BERTH_LEASE g\$CUDA_VISIBLE_DEVICES"
 EOS
     chmod +x "$d/step.sh"
     # label|berth run options|ranks: each round starts all its steps at
