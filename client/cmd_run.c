@@ -37,9 +37,10 @@ static void usage (FILE *f)
     request_options_help (f);
     fprintf (f,
 "Running:\n"
-"  --local                  run here with CPU affinity (and, on a GPU node,\n"
-"                           the vendor's visible-devices variable) instead of\n"
-"                           through the launcher; berthd places it on its node\n"
+"  --local                  run on berthd's node: with CPU affinity (and, on a\n"
+"                           GPU node, the vendor's visible-devices variable)\n"
+"                           where berth places by CPU binding; through srun\n"
+"                           where Slurm places every step (20.11 and newer)\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
 "                           placed cores of a --local step)\n"
 "  -v, --verbose            say on stderr what was granted and what runs\n"

@@ -448,7 +448,9 @@ def test_placed():
         t.check(r.get("ok") is True, "the step's own report (any connection of its uid) is taken", str(r))
         t.check(shown() == sorted(real), "status shows the lease on the reported cores", str(shown()))
         rec = c.request("resources", lease=name)
-        t.check(rec.get("ok"), "the lease still answers for its resources", str(rec)[:200])
+        want = ",".join(map(str, sorted(real))) if real[1] - real[0] != 1 else f"{real[0]}-{real[1]}"
+        t.check(rec.get("ok") and rec["nodes"][0]["cores"] == want,
+                "resources shows the reported cores too", str(rec)[:300])
         t.check(c.request("release", lease=name).get("ok"), "and is released as usual")
         t.check(status(d)["allocation"]["totals"]["cores_used"] == 2,
                 "its cores are free again (the MPI step's 2 stay held)", str(status(d)["allocation"]["totals"]))
