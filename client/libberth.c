@@ -17,7 +17,7 @@
 
 #include "libberth_private.h"
 #include "reply_fast.h"
-#include "sockdir.h"
+#include "socket_path.h"
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -54,7 +54,7 @@ static int default_path (char *buf, size_t size, berth_client_error_t *err)
     const char *job = getenv ("SLURM_JOB_ID");
     if (!job || !*job)
         job = getenv ("PBS_JOBID");
-    if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, buf, size,
+    if (socket_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, buf, size,
                               &e) < 0)
         return client_error (err, &e, BERTH_ERR_CONNECT);
     return 0;

@@ -24,6 +24,7 @@
 #include "berthd.h"
 #include "launcher_probe.h"
 #include "sockdir.h"
+#include "socket_path.h"
 
 static const char usage_text[] =
 "usage: berthd [options]\n"
@@ -432,7 +433,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
                   d->cfg.socket_path);
     else {
         char dir[sizeof (d->socket_path)];
-        if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
+        if (socket_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
                                   d->alloc->job_id, d->socket_path,
                                   sizeof (d->socket_path), err) < 0)
             return -1;
