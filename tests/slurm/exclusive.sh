@@ -8,7 +8,8 @@
 # goes through srun too and reports the CPUs it got). A local step also
 # checks that `berth status` shows its lease on exactly those CPUs. Then
 # the same with fake GPUs, every step asking for one: GPUs too are disjoint,
-# and shown as the step has them.
+# and shown as the step has them; and on two nodes, where a --local step
+# must run on the batch node.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
@@ -16,10 +17,11 @@ source "$here/lib.sh"
 
 real=$(nproc --all)
 rounds=${BERTH_EXCLUSIVE_ROUNDS:-20}
-# phase NAME ROUNDS GPUS: ROUNDS rounds in one batch job, on a cluster with
-# GPUS fake GPUs (each step then asks for one); the analysis in $T/NAME.log
+# phase NAME ROUNDS GPUS NODES: ROUNDS rounds in one batch job of NODES
+# nodes, on a cluster with GPUS fake GPUs (each step then asks for one); the
+# analysis in $T/NAME.log
 phase() {
-    local name=$1 rounds=$2 gpus=$3 d=$T/$1 g=""
+    local name=$1 rounds=$2 gpus=$3 nodes=$4 d=$T/$1 g=""
     ((gpus)) && g="--gpus 1"
     mkdir -p "$d/steps"
     # One line per rank: rank, start, end, its CPUs at the start and at the
@@ -34,7 +36,7 @@ c0=\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/\$\$/status)
 case \$label in local*) "$BERTH" status --json > "$d/steps/\$label.status" ;; esac
 sleep 0.4
 c1=\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/\$\$/status)
-echo "rank \${SLURM_PROCID:-0} \$t0 \$(date +%s.%N) \$c0 \$c1 \$BERTH_LEASE g\$CUDA_VISIBLE_DEVICES"
+echo "rank \${SLURM_PROCID:-0} \$t0 \$(date +%s.%N) \$c0 \$c1 \$BERTH_LEASE g\$CUDA_VISIBLE_DEVICES n\${SLURMD_NODENAME:-}"
 EOS
     chmod +x "$d/step.sh"
     # label|berth run options|ranks: each round starts all its steps at
@@ -55,6 +57,7 @@ EOS
 #!/bin/bash
 envs=\$("$BERTHD" --detach --print-env --state-dir $d/state) || { echo "berthd did not start: \$envs"; exit 3; }
 eval "\$envs"
+echo "\$SLURMD_NODENAME" > $d/batchnode
 for ((r = 1; r <= $rounds; r++)); do
   while IFS='|' read -r label opts n; do
     [[ \$label =~ ^[a-z]+\${r}[a-z]\$ ]] || continue
@@ -68,7 +71,7 @@ EOS
     chmod +x "$d/job.sh"
     local res gres=()
     ((gpus)) && gres=(--gpus="$gpus")
-    res=$(job_run "$d/job.out" -N1 -n"$real" --mem=1500 "${gres[@]}" -- "$d/job.sh")
+    res=$(job_run "$d/job.out" -N"$nodes" -n"$real" --mem=$((1500 / nodes)) "${gres[@]}" -- "$d/job.sh")
     check "$name: the batch job succeeded ($res)" test "$res" = "COMPLETED 0:0"
     note "$name: $rounds rounds ran"
     python3 - "$d" "$name" "$rounds" "$gpus" <<'PY' >"$T/$name.log"
@@ -80,7 +83,8 @@ def idset(s):
         a, _, b = part.partition("-")
         ids.update(range(int(a), int(b or a) + 1))
     return ids
-rank_re = re.compile(r"^(?:\s*\d+: )?rank (\d+) (\S+) (\S+) (\S+) (\S+) (\S+) g(\S*)$", re.M)
+rank_re = re.compile(r"^(?:\s*\d+: )?rank (\d+) (\S+) (\S+) (\S+) (\S+) (\S+) g(\S*) n(\S*)$", re.M)
+batch = open(os.path.join(d, "batchnode")).read().strip()
 steps, bad = [], []
 for line in open(os.path.join(d, "steps.txt")):
     label, opts, n = line.strip().split("|")
@@ -90,10 +94,11 @@ for line in open(os.path.join(d, "steps.txt")):
     if rc != "0" or len(ranks) != int(n):
         bad.append(f"{label}: exit {rc}, {len(ranks)} of {n} ranks: {text[-200:]!r}")
         continue
-    cpus = [idset(c0) | idset(c1) for _, _, _, c0, c1, _, _ in ranks]
+    cpus = [idset(c0) | idset(c1) for _, _, _, c0, c1, _, _, _ in ranks]
     steps.append(dict(label=label, local=label.startswith("local"), lease=ranks[0][5],
                       t0=min(float(r[1]) for r in ranks), t1=max(float(r[2]) for r in ranks),
-                      cpus=cpus, gpus=idset(ranks[0][6]), moved=[r[0] for r in ranks if r[3] != r[4]]))
+                      cpus=cpus, gpus=idset(ranks[0][6]), node=ranks[0][7],
+                      moved=[r[0] for r in ranks if r[3] != r[4]]))
 def result(ok, what, why):
     print(("ok - " if ok else "FAIL - ") + f"{name}: " + what + ("" if ok else ": " + "; ".join(why[:3])))
 result(not bad, f"every step of {rounds} rounds exited 0 and every rank reported", bad)
@@ -120,6 +125,8 @@ print(f"# {name}: {len(steps)} steps, {pairs} pairs ran at once ({mixed} of them
 result(pairs and not clash, f"{pairs} pairs of steps that ran at once had disjoint real CPUs"
        + (" and GPUs" if gpus else ""), clash)
 result(mixed > 0, "--local steps ran beside srun steps", [f"{mixed} such pairs"])
+away = [f"{s['label']} on {s['node']}" for s in steps if s["local"] and s["node"] != batch]
+result(not away, f"every --local step ran on the batch node {batch}", away)
 inner = [s["label"] for s in steps if len(s["cpus"]) > 1 and len(set().union(*s["cpus"])) != len(s["cpus"])]
 result(not inner, "the ranks of a multi-rank step had disjoint CPUs", inner)
 # What berthd shows for a local step is what the step has.
@@ -148,8 +155,15 @@ if [[ $LOCAL_SLURM_BINDING != exclusive ]]; then
     not_ok "the cluster is in binding mode $LOCAL_SLURM_BINDING, not exclusive"
     finish; exit 1
 fi
-phase cpus "$rounds" 0
+phase cpus "$rounds" 0 1
 cluster_start LOCAL_SLURM_NODES=1 LOCAL_SLURM_CPUS="$real" LOCAL_SLURM_MEM_MB=2000 LOCAL_SLURM_GPUS="$real"
-phase gpus "${BERTH_EXCLUSIVE_GPU_ROUNDS:-6}" "$real"
+phase gpus "${BERTH_EXCLUSIVE_GPU_ROUNDS:-6}" "$real" 1
+# two nodes of one real CPU each: a --local step runs on the batch node only
+cluster_start LOCAL_SLURM_NODES=2 LOCAL_SLURM_CPUS=$((real / 2)) LOCAL_SLURM_MEM_MB=1000
+if [[ $LOCAL_SLURM_BINDING == exclusive ]]; then
+    phase nodes "${BERTH_EXCLUSIVE_NODE_ROUNDS:-6}" 0 2
+else
+    not_ok "two nodes of $((real / 2)) CPUs are in binding mode $LOCAL_SLURM_BINDING, not exclusive"
+fi
 note "finished"
 finish
