@@ -20,6 +20,7 @@
 #include "cli_daemon.h"
 #include "commands.h"
 #include "idset.h"
+#include "local_launch.h"
 #include "request_options.h"
 #include "topology.h"
 
@@ -238,45 +239,6 @@ static int run_step (char *const *argv, const cpu_set_t *cpus)
     return WEXITSTATUS (status);
 }
 
-/* berthd launches a local step through srun where Slurm picks every step's
- * CPUs (PROTOCOL.md "placed"): its launch is then not the program itself
- * but ends with it. The step runs with `berth placed` in front of the
- * program, which reports the CPUs srun gave it. NULL: bind it here (the
- * launch is the program), or out of memory (*oom). */
-static char **local_launch (const berth_lease_t *l, char *const *prog, bool *oom)
-{
-    char *const *launch = (char *const *) berth_launch_argv (berth_lease_launch (l));
-    int n = 0, np = 0;
-    *oom = false;
-    while (launch && launch[n])
-        n++;
-    while (prog[np])
-        np++;
-    if (n <= np)
-        return NULL;
-    for (int i = 0; i < np; i++)
-        if (strcmp (launch[n - np + i], prog[i]))
-            return NULL;
-    static char self[4096];    /* lives as long as the step's argv */
-    ssize_t len = readlink ("/proc/self/exe", self, sizeof (self) - 1);
-    char **argv = calloc ((size_t) n + 4, sizeof (*argv));   /* + self, "placed", "--", NULL */
-    if (!argv || len <= 0) {
-        free (argv);
-        *oom = true;
-        return NULL;
-    }
-    self[len] = '\0';
-    int k = 0;
-    for (int i = 0; i < n - np; i++)
-        argv[k++] = launch[i];
-    argv[k++] = self;
-    argv[k++] = "placed";
-    argv[k++] = "--";
-    for (int i = 0; i < np; i++)
-        argv[k++] = prog[i];
-    return argv;
-}
-
 static long ms_since (const struct timespec *t0)
 {
     struct timespec t;
@@ -376,7 +338,7 @@ int cmd_run (int argc, char **argv)
         rc = run_step (step_argv, bind ? &cpus : NULL);
     }
     long step_ms = ms_since (&granted), settle_ms = 0;
-    if (!bind && !oom)
+    if (!bind && step_argv)   /* none when berthd rendered no launch */
         settle_ms = srun_settle (step_argv, berth_lease_nnodes (l));
     free (wrapped);
     /* A closed connection has ended the lease already (it is bound to it). */
