@@ -120,5 +120,5 @@ int cmd_placed (int argc, char **argv)
     execvp (argv[first], argv + first);
     int e = errno;
     fprintf (stderr, "berth placed: cannot run '%s': %s\n", argv[first], strerror (e));
-    return e == ENOENT ? 127 : 126;
+    return e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_RUN;
 }
