@@ -25,6 +25,7 @@ static const struct subcommand subcommands[] = {
     { "verify", cmd_verify, "report what this rank was given (run inside a step)" },
     { "size", cmd_size, "GPUs or cores for a step from its cell count" },
     { "report", cmd_report, "a run's figures and timeline picture from berthd's events log" },
+    { "placed", cmd_placed, "inside a local step srun placed: report its CPUs, run the program" },
 };
 
 int cli_fail (int status, const char *cmd, const char *fmt, ...)

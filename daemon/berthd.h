@@ -243,6 +243,10 @@ void dispatch_shutdown (struct berthd *d, bool force);
 void handle_acquire (struct conn *c, struct proto_request *req);
 void handle_release (struct conn *c, struct proto_request *req);
 void handle_reclaim (struct conn *c, struct proto_request *req);
+void handle_placed (struct conn *c, struct proto_request *req);
+/* A local step that the scheduler places (SCHEDULER mode): launched
+ * through srun on berthd's node instead of bound by its client. */
+bool lease_local_launched (const struct berthd *d, const struct lease *ls);
 int lease_grant (struct berthd *d, struct pending *p, uint64_t lease_id,
                  berth_error_t *err);
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);

@@ -15,10 +15,10 @@ static const char *const op_names[] = {
     [PROTO_RELEASE] = "release",     [PROTO_RENDER] = "render",
     [PROTO_RESOURCES] = "resources", [PROTO_STATUS] = "status",
     [PROTO_WATCH] = "watch",         [PROTO_SHUTDOWN] = "shutdown",
-    [PROTO_RECLAIM] = "reclaim",
+    [PROTO_RECLAIM] = "reclaim",     [PROTO_PLACED] = "placed",
 };
 #define NOPS ((int) (sizeof (op_names) / sizeof (op_names[0])))
-#define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim"
+#define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim, placed"
 
 static const char *const error_codes[] = {
     PROTO_ERR_INVALID_REQUEST, PROTO_ERR_UNSATISFIABLE, PROTO_ERR_TIMEOUT,
@@ -78,6 +78,9 @@ void proto_request_init (struct proto_request *req, enum proto_op op)
         req->render.ntasks = 1;
         req->render.memory_cap = -1;
         break;
+    case PROTO_PLACED:
+        req->placed.ngpu_ids = -1;
+        break;
     default:
         break;
     }
@@ -96,6 +99,11 @@ void proto_request_free (struct proto_request *req)
         break;
     case PROTO_RECLAIM:
         free (req->reclaim.lease);
+        break;
+    case PROTO_PLACED:
+        free (req->placed.lease);
+        free (req->placed.cores);
+        free (req->placed.gpu_ids);
         break;
     case PROTO_RENDER:
         placement_free (&req->render.placement);
@@ -793,7 +801,7 @@ static int decode_lease_op (const struct ctx *c, json_t *o, bool required,
 
 static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
 {
-    json_t *skip, *v = NULL;
+    json_t *skip, *v = NULL, *cores = NULL, *gpus = NULL;
     json_error_t je;
 
     switch (r->op) {
@@ -807,6 +815,18 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
         return decode_lease_op (c, o, true, &r->reclaim.lease);
     case PROTO_RENDER:
         return decode_render (c, o, &r->render);
+    case PROTO_PLACED:
+        if (unpack_request (o, &je, "{s:o s:o s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "lease", &v, "cores", &cores, "gpu_ids", &gpus) < 0)
+            return unpack_error (c, &je);
+        if (get_name (c, "lease", v, &r->placed.lease) < 0
+            || get_ids (c, "cores", cores, &r->placed.cores, &r->placed.ncores) < 0
+            || (!absent (gpus) && get_ids (c, "gpu_ids", gpus, &r->placed.gpu_ids,
+                                           &r->placed.ngpu_ids) < 0))
+            return -1;
+        if (r->placed.ncores < 1)
+            return bad (c, "cores", "a non-empty array of ids", cores);
+        return 0;
     case PROTO_RESOURCES:
         return decode_lease_op (c, o, false, &r->resources.lease);
     case PROTO_STATUS: {
@@ -1008,6 +1028,14 @@ json_t *proto_encode_request (const struct proto_request *req)
         break;
     case PROTO_RENDER:
         rc = o && req->render.argv ? encode_render (o, &req->render) : -1;
+        break;
+    case PROTO_PLACED:
+        rc = o && req->placed.lease && req->placed.ncores > 0
+             ? set_new (o, "lease", json_string (req->placed.lease))
+               | set_new (o, "cores", ids_json (req->placed.cores, req->placed.ncores))
+               | (req->placed.ngpu_ids < 0 ? 0 : set_new (o, "gpu_ids", ids_json (
+                      req->placed.gpu_ids, req->placed.ngpu_ids)))
+             : -1;
         break;
     case PROTO_RESOURCES:
         if (o && req->resources.lease)

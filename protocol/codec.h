@@ -55,6 +55,7 @@ enum proto_op {
     PROTO_WATCH,
     PROTO_SHUTDOWN,
     PROTO_RECLAIM,              /* take back a lease orphaned by a restart */
+    PROTO_PLACED,               /* a step tells the CPUs it really got */
 };
 
 const char *proto_op_name (enum proto_op op);
@@ -97,6 +98,9 @@ struct proto_request {
         struct { bool time_left, queue_only; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
+        /* the real core ids (and GPU indices, ngpu_ids < 0: not stated)
+         * of a local step the scheduler placed */
+        struct { char *lease; int *cores; int ncores; int *gpu_ids; int ngpu_ids; } placed;
     };
 };
 
