@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "report_svg.h"
-#include "status_view.h"
+#include "text.h"
 #include "wallclock.h"
 
 #define WIDTH 1400.0
@@ -74,28 +74,6 @@ static void xml_text (FILE *f, const char *s, size_t max)
     }
 }
 
-static size_t utf8_chars (const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char) *s & 0xC0) != 0x80;
-    return n;
-}
-
-/* Bytes of the first `chars` characters of s. */
-static size_t utf8_prefix (const char *s, size_t chars)
-{
-    size_t i = 0, n = 0;
-    for (; s[i]; i++) {
-        if (((unsigned char) s[i] & 0xC0) != 0x80) {
-            if (n == chars)
-                break;
-            n++;
-        }
-    }
-    return i;
-}
-
 struct frame {
     double t0, span, plot_w;
 };
@@ -132,13 +110,13 @@ static void bar_label (FILE *f, const struct report_step *st, double x, double y
     if (!st->label || h < 9)
         return;
     size_t fits = w > 6 ? (size_t) ((w - 4) / CHAR_W) : 0;
-    size_t len = utf8_chars (st->label);
+    size_t len = text_utf8_chars (st->label);
     if (fits >= len || fits >= 5) {
         fprintf (f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x + 2, y + h / 2 + 3.5, ink (fill));
         if (fits >= len)
             xml_text (f, st->label, strlen (st->label));
         else {                 /* cut, and say so */
-            xml_text (f, st->label, utf8_prefix (st->label, fits - 1));
+            xml_text (f, st->label, text_utf8_prefix (st->label, fits - 1));
             fputs ("\u2026", f);
         }
         fputs ("</text>", f);

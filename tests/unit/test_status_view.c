@@ -38,8 +38,9 @@ START_TEST (test_full)
     HAS (t, "nid001235      64/128    ####.... 0/0       257550/515100       ocean_qu240 (64)\n");
     HAS (t, "L17      ocean_qu240          2      128    0     8000 cap  3m10s    pid 3101, connection\n");
     HAS (t, "L18      -                    1      64     0     257550    1h06m    pid 999, detached\n");
+    HAS (t, "2 waiting \u00b7 next: 'ocean_ec30to60', no 2 nodes with 128 free cores (best: 64, 0)\n");
     HAS (t, "1        ocean_ec30to60       256 cores on 2 nodes, 8000 MB  3m10s    "
-            "no 2 nodes with 128 free cores (best: 64, 0)\n");
+            "no 2 nodes with 128 free cores\n");
     HAS (t, "2        -                    4 cores, local                 2s       -\n");
     free (t);
     t = render (st, true);
