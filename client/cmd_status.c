@@ -238,7 +238,8 @@ static int draw (berth_client_t *c, const struct watch_tally *t, bool tty)
             if (row == rows - 1 && nl)     /* the last row shows that more is cut */
                 fputs ("...", stdout);
             else
-                fwrite (line, 1, nl ? (size_t) (nl - line) : strlen (line), stdout);
+                status_view_clip_line (stdout, line, nl ? (size_t) (nl - line) : strlen (line),
+                                       cols);
             fputs ("\033[K", stdout);
             if (nl && row < rows - 1)
                 fputc ('\n', stdout);

@@ -341,7 +341,7 @@ static void print_nodes (FILE *f, const json_t *nodes, const json_t *leases,
     bool summary = summarised (nodes, o);
     if (summary) {
         fprintf (f, "by state: %lld full \u00b7 %lld partly held \u00b7 %lld idle"
-                 " (berth status --nodes all lists every node)\n",
+                 " (--nodes all: a row each)\n",
                  full, nn - full - idle, idle);
         qsort_r (order, nn, sizeof (int), by_busy, r);
     }
@@ -448,7 +448,7 @@ void status_view_short_why (const char *why, char *buf, size_t size)
 }
 
 static void print_queue (FILE *f, const json_t *queue, const json_t *daemon,
-                         const struct section *sec)
+                         const struct section *sec, int width)
 {
     size_t i;
     json_t *q;
@@ -471,7 +471,17 @@ static void print_queue (FILE *f, const json_t *queue, const json_t *daemon,
     else if (over > 0)
         fprintf (f, " \u00b7 overtaken %lld times", over);
     fputc ('\n', f);
-    fprintf (f, "%-8s %-20s %-30s %-8s %s\n", "WAITING", "LABEL", "NEEDS", "WAITED", "WHY");
+    /* a narrow window keeps room for the reason */
+    bool narrow = width > 0 && width < 120;
+    int wp = narrow ? 4 : 8, wl = narrow ? 15 : 20, wn = narrow ? 24 : 30, ww = narrow ? 6 : 8;
+    cell (f, narrow ? "#" : "WAITING", wp);
+    fputc (' ', f);
+    cell (f, "LABEL", wl);
+    fputc (' ', f);
+    cell (f, "NEEDS", wn);
+    fputc (' ', f);
+    cell (f, "WAITED", ww);
+    fputs (" WHY\n", f);
     long long shown = rows_shown (sec);
     json_array_foreach (queue, i, q) {
         if ((long long) i >= shown)
@@ -483,34 +493,36 @@ static void print_queue (FILE *f, const json_t *queue, const json_t *daemon,
             wallclock_format_brief (w, waited, sizeof (waited));
         snprintf (pos, sizeof (pos), "%lld", p > 0 ? p : (long long) i + 1);
         status_view_short_why (str (q, "why", NULL), why, sizeof (why));
-        cell (f, pos, 8);
+        cell (f, pos, wp);
         fputc (' ', f);
-        cell (f, str (q, "label", NULL), 20);
+        cell (f, str (q, "label", NULL), wl);
         fputc (' ', f);
-        cell (f, str (q, "needs", NULL), 30);
+        cell (f, str (q, "needs", NULL), wn);
         fputc (' ', f);
-        cell (f, waited, 8);
+        cell (f, waited, ww);
         fprintf (f, " %s\n", why);
     }
     more (f, (long long) json_array_size (queue) - shown, "waiting", NULL);
 }
 
-/* Writes text to f with no line past width characters: a cut line ends in
- * an ellipsis. */
+void status_view_clip_line (FILE *f, const char *line, size_t len, int width)
+{
+    char *copy = strndup (line, len);
+    if (!copy)
+        return;
+    if (width > 0 && text_utf8_chars (copy) > (size_t) width) {
+        fwrite (copy, 1, text_utf8_prefix (copy, (size_t) width - 1), f);
+        fputs ("\u2026", f);
+    } else
+        fputs (copy, f);
+    free (copy);
+}
+
 static void clip (FILE *f, const char *text, int width)
 {
     for (const char *line = text; line && *line;) {
         const char *nl = strchr (line, '\n');
-        size_t len = nl ? (size_t) (nl - line) : strlen (line);
-        char *copy = strndup (line, len);
-        if (!copy)
-            return;
-        if (width > 0 && text_utf8_chars (copy) > (size_t) width) {
-            fwrite (copy, 1, text_utf8_prefix (copy, (size_t) width - 1), f);
-            fputs ("\u2026", f);
-        } else
-            fputs (copy, f);
-        free (copy);
+        status_view_clip_line (f, line, nl ? (size_t) (nl - line) : strlen (line), width);
         if (nl)
             fputc ('\n', f);
         line = nl ? nl + 1 : NULL;
@@ -553,7 +565,7 @@ void status_view_render (FILE *f, const json_t *status, double now,
     print_header (out, status, alloc, now);
     print_nodes (out, nodes, leases, &sec[0], o);
     print_leases (out, leases, now, &sec[1]);
-    print_queue (out, queue, daemon, &sec[2]);
+    print_queue (out, queue, daemon, &sec[2], o->width);
     if (m) {
         fclose (m);
         if (buf)

@@ -37,4 +37,8 @@ void status_view_print (FILE *f, const json_t *status, double now, bool unicode)
  * "held for #N", "never fits" for a request the allocation cannot place. */
 void status_view_short_why (const char *why, char *buf, size_t size);
 
+/* One line (len bytes, no newline) cut to width characters with an
+ * ellipsis; width 0: whole. */
+void status_view_clip_line (FILE *f, const char *line, size_t len, int width);
+
 #endif
