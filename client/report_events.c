@@ -759,7 +759,9 @@ int report_parse_when (const char *text, double t0, double t1, double *out,
 size_t report_family_len (const char *label)
 {
     size_t n = strlen (label);
-    while (n > 1 && strchr ("0123456789_-.", label[n - 1]))
+    while (n > 1 && label[n - 1] >= '0' && label[n - 1] <= '9')
+        n--;
+    while (n > 1 && strchr ("_-.", label[n - 1]))
         n--;
     return n;
 }

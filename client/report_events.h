@@ -89,7 +89,8 @@ int report_parse_when (const char *text, double t0, double t1, double *out,
 const json_t *report_log_allocation (const struct report_run *run);
 
 /* The length of a label's family: the label without its trailing number
- * ("ocean_qu240_17" -> "ocean_qu240"). */
+ * and the separator before it ("ocean_qu240_17" -> "ocean_qu240",
+ * "mesh-3" -> "mesh"). */
 size_t report_family_len (const char *label);
 
 /* text: the events log, one JSON event per line (blank lines skipped;
