@@ -441,6 +441,13 @@ void status_view_short_why (const char *why, char *buf, size_t size)
     const char *paren = strstr (why, " (");
     if (paren && (size_t) (paren - why) < n)
         n = (size_t) (paren - why);
+    const char *semi = strstr (why, "; ");
+    if (semi && (size_t) (semi - why) < n)
+        n = (size_t) (semi - why);
+    /* "the daemon's node vm has 0 free cores, 0 free GPUs, ...": the first */
+    const char *comma = !strncmp (why, "the daemon's node", 17) ? strchr (why, ',') : NULL;
+    if (comma && (size_t) (comma - why) < n)
+        n = (size_t) (comma - why);
     if (n >= size)
         n = size - 1;
     memcpy (buf, why, n);
