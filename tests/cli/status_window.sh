@@ -85,17 +85,14 @@ assert len(rows) >= 3, rows
 for r in rows:
     assert r[col - 1] == " " and r[col] != " ", (r, col)
 PY
-$tmx kill-session -t small
 # a shorter window: the queue is cut, header and lease stay
 view short 80 16
 head -1 "$TMP/short.txt" | grep -q '^berthd ' && grep -q '^L1 ' "$TMP/short.txt" \
     && grep -Eq '^\.\.\. [0-9]+ more waiting$' "$TMP/short.txt" && [[ $(wc -l <"$TMP/short.txt") -le 16 ]] \
     && ok || not_ok "80x16: $(cat "$TMP/short.txt")"
-$tmx kill-session -t short
 view wide 200 60
 grep -Eq '^\.\.\. [0-9]+ more waiting$' "$TMP/wide.txt" && not_ok "200x60 still cuts the queue: $(cat "$TMP/wide.txt")" || ok
 [[ $(grep -Ec "^[0-9]+ +$long" "$TMP/wide.txt") == 0 ]] && ok || not_ok "200x60: a 52-character label in a 20-character column"
-$tmx kill-session -t wide
 "$BERTH" status >"$TMP/plain" && [[ $(grep -Ec "^[0-9]+ {2,}" "$TMP/plain") == 10 ]] && ok || not_ok "plain status lacks waiting rows: $(cat "$TMP/plain")"
 expect_fail "nodes what" 2 "--nodes wants 'all' .*got 'some'" "$BERTH" status --nodes some
 expect_fail "json watch" 2 "use berth events --json --follow" "$BERTH" status --json --watch
