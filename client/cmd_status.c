@@ -38,9 +38,9 @@ static void usage (FILE *f)
 "  --nodes all      a row for every node; past 32 nodes the view otherwise\n"
 "                   shows them by state and the busiest\n"
 "  --time-left      find when the allocation ends even if berthd must ask\n"
-"                   the scheduler (once); otherwise it is shown when known\n"
-"  --socket PATH    berthd's socket (default: $BERTH_SOCKET)\n"
-"  -h, --help       this text\n");
+"                   the scheduler (once); otherwise it is shown when known\n");
+    cli_socket_help (f, 19);
+    fprintf (f, "  -h, --help       this text\n");
 }
 
 enum { OPT_JSON = 256, OPT_WATCH, OPT_SOCKET, OPT_TIME_LEFT, OPT_INTERVAL, OPT_NODES };
