@@ -58,7 +58,8 @@ until_ok 20 queued 10 || not_ok "not 10 waiting: $(json 'len(s["queue"])')"
 narrow() { python3 -c 'import sys; sys.exit(any(len(l) > 80 for l in open(sys.argv[1], encoding="utf-8").read().splitlines()))' "$1"; }
 # view NAME COLS ROWS: berth status --watch in a tmux terminal of that size
 view() {
-    $tmx new-session -d -s "$1" -x "$2" -y "$3" "exec \"$BERTH\" status --watch"
+    # the socket in the command: a tmux server keeps the environment it started with
+    $tmx new-session -d -s "$1" -x "$2" -y "$3" "BERTH_SOCKET=$BERTH_SOCKET exec \"$BERTH\" status --watch"
     until_ok 10 sh -c "$tmx capture-pane -p -t $1 | grep -q 'q quits'" || not_ok "$1: no view: $($tmx capture-pane -p -t "$1")"
     sleep 0.3
     $tmx capture-pane -p -t "$1" >"$TMP/$1.txt"
