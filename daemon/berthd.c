@@ -500,6 +500,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
             return errprintf (err, "cannot install signal handlers");
     if (notify_init (d) < 0)
         return errprintf (err, "out of memory setting up sd_notify");
+    events_allocation (d);
     if (journal_restore_leases (d, err) < 0 || server_listen (d, err) < 0)
         return -1;
     d->started = now_wall ();

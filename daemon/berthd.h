@@ -301,6 +301,7 @@ void events_reopen (struct berthd *d);
 void events_close (struct berthd *d);
 void events_flush (struct berthd *d);     /* the log up to date, now */
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
+void events_allocation (struct berthd *d);   /* the "allocation" event */
 void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
 int events_history (struct berthd *d, struct conn *c);
 

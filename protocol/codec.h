@@ -161,6 +161,7 @@ enum proto_event_kind {
     PROTO_EV_WAITED,
     PROTO_EV_RELEASED,
     PROTO_EV_REFUSED,
+    PROTO_EV_ALLOCATION,          /* berthd started: the allocation it serves */
 };
 
 struct proto_event {
@@ -171,6 +172,9 @@ struct proto_event {
     int position;                 /* waited: place in the queue, 1 = next */
     char *why;                    /* waited: why; released: the reason */
     berth_error_t error;          /* refused */
+    char *job_id, *machine;       /* allocation: either may be NULL */
+    json_t *nodes;                /* allocation: [{name, cores (id set text),
+                                   * ncores, gpus}], each checked */
 };
 
 json_t *proto_event_granted (double time, const struct proto_lease *lease);
@@ -181,6 +185,9 @@ json_t *proto_event_released (double time, const char *lease,
                               const char *label, const char *reason);
 json_t *proto_event_refused (double time, const char *label,
                              const berth_error_t *why);
+/* nodes: taken over (see struct proto_event). */
+json_t *proto_event_allocation (double time, const char *job_id, const char *machine,
+                                json_t *nodes);
 
 /* A message as one line: compact JSON and '\n', malloc'd; NULL on failure. */
 char *proto_line (const json_t *msg);

@@ -240,6 +240,8 @@ enum berth_event_kind {
     BERTH_EVENT_WAITED,      /* a request joined the queue */
     BERTH_EVENT_RELEASED,    /* a lease ended */
     BERTH_EVENT_REFUSED,     /* a request was refused */
+    BERTH_EVENT_ALLOCATION,  /* berthd started serving an allocation (its
+                              * nodes: berth_event_json) */
 };
 
 /* Subscribe this connection to events; history: first replay those logged
