@@ -48,7 +48,7 @@ int client_errorf (berth_client_error_t *err, const char *code, const char *fmt,
 
 /* ---- connecting -------------------------------------------------------- */
 
-static int default_path (char *buf, size_t size, berth_client_error_t *err)
+int client_default_socket (char *buf, size_t size, berth_client_error_t *err)
 {
     berth_error_t e = { 0 };
     const char *job = getenv ("SLURM_JOB_ID");
@@ -93,7 +93,7 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
         path = getenv ("BERTH_SOCKET");
         from_env = path && *path;
         if (!from_env) {
-            if (default_path (dflt, sizeof (dflt), err) < 0)
+            if (client_default_socket (dflt, sizeof (dflt), err) < 0)
                 return NULL;
             path = dflt;
         }
@@ -507,6 +507,25 @@ int berth_release (berth_client_t *c, const char *lease, berth_client_error_t *e
     return rc < 0 ? -1 : 0;
 }
 
+int berth_placed (berth_client_t *c, const char *lease, const int *cores,
+                  int ncores, const int *gpu_ids, int ngpu_ids,
+                  berth_client_error_t *err)
+{
+    if (!c || !lease || !*lease || !cores || ncores < 1 || (ngpu_ids > 0 && !gpu_ids))
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_placed: no client, no lease id "
+                              "or no cores");
+    struct proto_request req;
+    proto_request_init (&req, PROTO_PLACED);
+    req.placed.lease = (char *) lease;
+    req.placed.cores = (int *) cores;
+    req.placed.ncores = ncores;
+    req.placed.gpu_ids = (int *) gpu_ids;
+    req.placed.ngpu_ids = ngpu_ids < 0 ? -1 : ngpu_ids;
+    json_t *reply = transact (c, &req, err);
+    json_decref (reply);
+    return reply ? 0 : -1;
+}
+
 berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
                               int ntasks, int cpus_per_task, long long memory_cap_mb,
                               const char *const *argv, berth_client_error_t *err)
@@ -584,6 +603,7 @@ char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
     struct proto_request req;
     proto_request_init (&req, PROTO_STATUS);
     req.status.time_left = (flags & BERTH_STATUS_TIME_LEFT) != 0;
+    req.status.queue_only = (flags & BERTH_STATUS_QUEUE_ONLY) != 0;
     json_t *reply = transact (c, &req, err);
     char *s = reply ? reply_body_text (reply, err) : NULL;
     json_decref (reply);

@@ -36,6 +36,8 @@ struct waitqueue_request {
     uint64_t owner;           /* the connection, for removal on disconnect */
     double duration;          /* seconds it expects to run; <= 0: not stated
                                  (so a zeroed request states none) */
+    const char *why;          /* why it did not fit when tried before it was
+                                 queued (copied); NULL: not tried yet */
 };
 
 /* A request that left the queue: granted (lease != 0) or timed out. */

@@ -63,7 +63,7 @@ expect_out "json goal" "8000" json_field goal_cells_per_gpu --cells 100000 --mac
 
 # The output feeds berth run's options: they parse as request options.
 # shellcheck disable=SC2046
-expect_fail "options are berth run's" 1 "cannot connect|BERTH_SOCKET|socket" \
+expect_fail "options are berth run's" 125 "cannot connect|BERTH_SOCKET|socket" \
     env -u BERTH_SOCKET "$BERTH" run $("$BERTH" size --cells 100000 --machine polaris) \
         --socket "$TMP/none.sock" -- true
 

@@ -34,7 +34,7 @@ START_TEST (shapes)
     struct launch_request q = { .argv = exe, .ntasks = 256, .cpus_per_task = 1 };
     fits (&q, &cpu);
     q.ntasks = 257;   /* nothing is cut: 257 tasks do not fit 2 x 128 cores */
-    refused (&q, &cpu, "needs 257 tasks x 1 cores = 257 cores, but the allocation holds "
+    refused (&q, &cpu, "needs 257 tasks x 1 core = 257 cores, but the allocation holds "
              "256 tasks");
     q.ntasks = 1;
     q.cpus_per_task = 200;
