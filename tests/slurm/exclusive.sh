@@ -83,15 +83,10 @@ EOS
     res=$(job_run "$d/job.out" -N"$nodes" -n"$real" --mem=$((1500 / nodes)) "${gres[@]}" -- "$d/job.sh")
     check "$name: the batch job succeeded ($res)" test "$res" = "COMPLETED 0:0"
     note "$name: $rounds rounds ran"
-    python3 - "$d" "$name" "$rounds" "$gpus" "$nodes" <<'PY' >"$T/$name.log"
+    PYTHONPATH=$here python3 - "$d" "$name" "$rounds" "$gpus" "$nodes" <<'PY' >"$T/$name.log"
 import json, os, re, sys
+from slurm_lists import idset
 d, name, rounds, gpus, nodes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-def idset(s):
-    ids = set()
-    for part in filter(None, (s or "").split(",")):
-        a, _, b = part.partition("-")
-        ids.update(range(int(a), int(b or a) + 1))
-    return ids
 rank_re = re.compile(r"^(?:\s*\d+: )?rank (\d+) (\S+) (\S+) (\S+) (\S+) (\S+) g(\S*) n(\S*)$", re.M)
 batch = open(os.path.join(d, "batchnode")).read().strip()
 steps, bad = [], []

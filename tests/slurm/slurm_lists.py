@@ -1,5 +1,5 @@
 """Slurm's list notations, read by the Slurm tests' checkers (ensemble_check.py,
-mpi_check.py)."""
+mpi_check.py, exclusive.sh)."""
 import re
 
 
