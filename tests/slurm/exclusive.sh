@@ -70,7 +70,10 @@ for ((r = 1; r <= $rounds; r++)); do
         sleep 0.05
       done
     fi
-    { "$BERTH" run \$opts --label \$label -- "$d/step.sh" \$label > $d/steps/\$label.out 2>&1
+    # stdin from /dev/null: a step started with & inside this read loop
+    # inherits steps.txt, and srun (local steps run through it too) reads
+    # its stdin to hand to task 0, swallowing the loop's lines
+    { "$BERTH" run \$opts --label \$label -- "$d/step.sh" \$label < /dev/null > $d/steps/\$label.out 2>&1
       echo \$? > $d/steps/\$label.rc; } &
   done < $d/steps.txt
   wait

@@ -81,7 +81,7 @@ step() {
   echo \$rc > $d/steps/\$1.rc
 }
 while IFS='|' read -r label opts n cpt gpus; do
-  step \$label "\$opts" &
+  step \$label "\$opts" < /dev/null &
 done < $d/steps.txt
 wait
 "$BERTH" shutdown > $d/shutdown.out 2>&1
