@@ -136,6 +136,9 @@ struct conn {
     uint64_t serial;
     pid_t pid;
     uid_t uid;
+    uint64_t start;               /* the peer's start time (pidstart.h), read
+                                     at its first grant; 0: unknown */
+    bool start_read;
     bool dead;                    /* to be freed from the deferred event */
     bool closing;                 /* read no more; free once written */
     bool processing;              /* conn_process is reading its lines */
@@ -184,14 +187,22 @@ struct lease {
     struct env_set_item *env;
     int nenv;
     pid_t peer_pid, owner_pid;
+    uint64_t peer_start;          /* the holder's start time (pidstart.h);
+                                     0: unknown */
     uid_t uid;
     double granted;               /* wall clock */
+    double reclaim_by;            /* wall clock: a restored lease whose holder
+                                     cannot be watched is freed then unless
+                                     reclaimed; < 0: none */
     double expires;               /* wall clock; < 0: no ttl */
     struct event *ttl_ev, *owner_ev, *grace_ev;
     int pidfd;                    /* -1: none */
     pid_t watched;                /* the process whose exit ends the lease:
                                      its owner, or after a restart the holder
                                      of an orphaned lease; 0: none */
+    uint64_t watched_start;       /* its start time, checked by the poll
+                                     (a reused pid is a gone holder); 0: not
+                                     checked */
     bool polled;                  /* watched is checked by the 1 s poll */
     struct lease *cprev, *cnext;  /* in conn->leases */
 };
@@ -250,6 +261,14 @@ struct lease *lease_lookup (struct berthd *d, const char *name);
 /* End ls when process pid exits (pid <= 0: nothing to watch). 0: watched;
  * 1: pid is already gone; -1: out of resources. */
 int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid);
+/* After a restart: hold an orphaned connection-bound lease for as long as
+ * its holder (peer_pid, and peer_start when known) lives. 0: watched; 1:
+ * the holder is gone (or its pid now names another process); 2: it cannot
+ * be watched (no pid: another pid namespace's peer; no pidfd and no /proc
+ * entry); -1: out of resources. */
+int lease_watch_holder (struct berthd *d, struct lease *ls);
+/* The start time of c's peer, read once (0: unknown). */
+uint64_t conn_peer_start (struct conn *c);
 void lease_unwatch (struct berthd *d, struct lease *ls);
 int lease_arm_ttl (struct berthd *d, struct lease *ls);
 void lease_free (struct berthd *d, struct lease *ls);
@@ -311,6 +330,10 @@ int journal_grant (struct berthd *d, const struct lease *ls,
 /* time: the release's wall clock as json_real_text writes it */
 int journal_release (struct berthd *d, uint64_t id, const char *time,
                      const char *reason, berth_error_t *err);
+/* A restored lease reclaimed by another process than the one recorded: its
+ * new holder, for the next restart. */
+int journal_reclaim (struct berthd *d, const struct lease *ls,
+                     berth_error_t *err);
 void journal_close (struct berthd *d);
 
 /* notify.c: systemd's notification protocol (harmless without it). */

@@ -85,7 +85,7 @@ static char *grant_line (struct berthd *d, const struct lease *ls,
         .layout = journal_layout_name (ls->layout),
         .detached = ls->detached, .expires = ls->expires,
         .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
-        .uid = (int) ls->uid, .held = ll,
+        .peer_start = ls->peer_start, .uid = (int) ls->uid, .held = ll,
     };
     return grant_record_line (lt, &g, len);
 }
@@ -245,6 +245,31 @@ int journal_release (struct berthd *d, uint64_t id, const char *time,
             event_active (d->compact_ev, 0, 0);
         return errprefix (err, "L%llu ends unrecorded: ",
                           (unsigned long long) id);
+    }
+    append_done (d);
+    return 0;
+}
+
+int journal_reclaim (struct berthd *d, const struct lease *ls,
+                     berth_error_t *err)
+{
+    if (d->journal_fd < 0)
+        return 0;
+    bool torn = false;
+    json_t *rec = json_pack ("{s:s s:I s:f s:i s:I}", "op", "reclaim", "id",
+                             (json_int_t) ls->id, "time", now_wall (),
+                             "peer_pid", (int) ls->peer_pid, "peer_start",
+                             (json_int_t) ls->peer_start);
+    if (!rec)
+        return errprintf (err, "out of memory recording the reclaim of %s",
+                          ls->name);
+    if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
+                        &torn, err) < 0) {
+        /* the next compaction writes the grant with its new holder */
+        d->journal_dirty = torn || d->journal_dirty;
+        return errprefix (err, "the reclaim of %s is unrecorded (a restart "
+                          "before the next compaction watches its old "
+                          "holder): ", ls->name);
     }
     append_done (d);
     return 0;
@@ -591,15 +616,18 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     json_int_t id = json_integer_value (json_object_get (rec, "id"));
     json_t *lj, *expires;
     int detached, owner, peer, uid;
+    json_int_t peer_start = 0;      /* journals of berthd 0.1 have none */
     double granted;
     struct proto_lease pl;
     *endnow = NULL;
-    if (json_unpack (rec, "{s:f s:b s:o s:i s:i s:i s:o}", "time", &granted,
-                     "detached", &detached, "expires", &expires, "owner",
-                     &owner, "peer_pid", &peer, "uid", &uid, "lease", &lj) < 0)
+    if (json_unpack (rec, "{s:f s:b s:o s:i s:i s?I s:i s:o}", "time",
+                     &granted, "detached", &detached, "expires", &expires,
+                     "owner", &owner, "peer_pid", &peer, "peer_start",
+                     &peer_start, "uid", &uid, "lease", &lj) < 0
+        || peer_start < 0)
         return errprintf (err, "the grant record of L%lld lacks time, "
-                          "detached, expires, owner, peer_pid, uid or lease",
-                          (long long) id);
+                          "detached, expires, owner, peer_pid, uid or lease "
+                          "(or has a negative peer_start)", (long long) id);
     if (proto_decode_lease (lj, &pl, err) < 0)
         return errprefix (err, "the lease of L%lld: ", (long long) id);
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, (uint64_t) id);
@@ -619,6 +647,8 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     ls->detached = detached;
     ls->owner_pid = owner;
     ls->peer_pid = peer;
+    ls->peer_start = (uint64_t) peer_start;
+    ls->reclaim_by = -1;
     ls->uid = (uid_t) uid;
     ls->granted = granted;
     ls->expires = json_is_number (expires) ? json_number_value (expires) : -1;
@@ -640,19 +670,30 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
         return rc < 0 ? -1 : errprintf (err, "out of memory");
     }
     if (!ls->detached) {
-        /* Its connection died with the old daemon. If the process that held
-         * it is gone too, so is the lease; else it waits for its holder to
-         * reconnect and reclaim it (or release it) by id. */
-        int w = lease_watch_pid (d, ls, ls->peer_pid);
+        /* Its connection died with the old daemon, not its holder: the step
+         * may still run on its cores. The lease is held for as long as the
+         * holder process lives (it reclaims it by id when it reconnects),
+         * and ends with it. Only a holder berthd cannot watch gets the
+         * grace period to reclaim it in. */
+        int w = lease_watch_holder (d, ls);
         if (w == 1) {
             *endnow = ls;
             *reason = "disconnected";
             return 0;
         }
-        struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
-        if (w < 0 || !(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
-            || evtimer_add (ls->grace_ev, &tv) < 0)
+        if (w < 0)
             return errprintf (err, "out of memory");
+        if (w == 2) {
+            struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
+            ls->reclaim_by = now_wall () + d->cfg.reclaim_grace;
+            if (!(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
+                || evtimer_add (ls->grace_ev, &tv) < 0)
+                return errprintf (err, "out of memory");
+            log_msg (LOG_WARNING, "%s: its holder (pid %d) cannot be watched "
+                     "from here (another pid namespace, or neither pidfd nor "
+                     "/proc): it is freed in %.0f s unless reclaimed",
+                     ls->name, (int) ls->peer_pid, d->cfg.reclaim_grace);
+        }
         return 0;
     }
     if (ls->expires >= 0 && ls->expires <= now_wall ()) {
@@ -676,7 +717,7 @@ int journal_restore_leases (struct berthd *d, berth_error_t *err)
     size_t nlive = d->journal_live ? json_array_size (d->journal_live) : 0;
     struct lease **endnow = calloc (nlive + 1, sizeof (*endnow));
     const char **reasons = calloc (nlive + 1, sizeof (*reasons));
-    size_t i, n = 0, orphaned = 0;
+    size_t i, n = 0, orphaned = 0, unwatched = 0;
     json_t *rec;
     int rc = -1;
     if (!endnow || !reasons) {
@@ -699,16 +740,19 @@ int journal_restore_leases (struct berthd *d, berth_error_t *err)
         struct lease_list l = { malloc ((restored + 1) * sizeof (*l.v)), 0 };
         if (l.v) {
             idmap_each (d->leases, list_lease, &l);
-            for (i = 0; i < l.n; i++)
+            for (i = 0; i < l.n; i++) {
                 orphaned += !l.v[i]->detached;
+                unwatched += l.v[i]->grace_ev != NULL;
+            }
             free (l.v);
         }
         log_msg (LOG_NOTICE, "restored %zu leases from the journal in %.0f "
                  "ms: %zu ended since (ttl, owner or holder gone); %zu "
-                 "connection-bound leases wait %.0f s for their holders to "
-                 "reclaim them", restored,
-                 (now_mono () - d->journal_opened) * 1000, n, orphaned,
-                 d->cfg.reclaim_grace);
+                 "connection-bound leases are held while their holders live, "
+                 "%zu whose holders cannot be watched wait %.0f s for them "
+                 "to reclaim them", restored,
+                 (now_mono () - d->journal_opened) * 1000, n,
+                 orphaned - unwatched, unwatched, d->cfg.reclaim_grace);
     }
     /* A journal read back may be long: compact it now if it is due. */
     maybe_compact (d);

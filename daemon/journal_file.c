@@ -286,8 +286,32 @@ static int take_record (struct reader *r, json_t *rec, int lineno,
         free_entry (ent, NULL);
         return 0;
     }
+    if (op && strcmp (op, "reclaim") == 0) {
+        /* another process took the lease back after a restart: the holder
+         * to watch after the next one */
+        json_int_t id, pid, start;
+        if (json_unpack (rec, "{s:I s:I s:I}", "id", &id, "peer_pid", &pid,
+                         "peer_start", &start) < 0 || pid < 0 || start < 0
+            || pid > INT_MAX)
+            return errprintf (why, "a reclaim record needs an integer id, "
+                              "peer_pid and peer_start (at least 0)");
+        struct live_entry *ent = id > 0 ? idmap_get (r->live, (uint64_t) id)
+                                        : NULL;
+        if (!ent)
+            return errprintf (why, "it reclaims L%lld, which is not held at "
+                              "that point", (long long) id);
+        json_t *copy = json_deep_copy (ent->rec);
+        if (!copy || json_object_set_new (copy, "peer_pid", json_integer (pid))
+            || json_object_set_new (copy, "peer_start", json_integer (start))) {
+            json_decref (copy);
+            return errprintf (why, "out of memory");
+        }
+        json_decref (ent->rec);
+        ent->rec = copy;
+        return 0;
+    }
     return errprintf (why, "unknown record op %s%s%s (a journal holds one "
-                      "start record, then grants and releases)",
+                      "start record, then grants, reclaims and releases)",
                       op ? "\"" : "", op ? op : "(none)", op ? "\"" : "");
 }
 

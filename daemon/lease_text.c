@@ -366,6 +366,8 @@ char *grant_record_line (const struct lease_text *t,
     text_buf_int (&b, g->owner);
     text_buf_puts (&b, ",\"peer_pid\":");
     text_buf_int (&b, g->peer_pid);
+    text_buf_puts (&b, ",\"peer_start\":");
+    text_buf_int (&b, (long long) g->peer_start);
     text_buf_puts (&b, ",\"uid\":");
     text_buf_int (&b, g->uid);
     text_buf_puts (&b, ",\"lease\":");

@@ -14,6 +14,7 @@
 
 #include "berthd.h"
 #include "idset.h"
+#include "pidstart.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -303,6 +304,16 @@ static bool pid_gone (pid_t pid)
     return kill (pid, 0) < 0 && errno == ESRCH;
 }
 
+/* Gone, or its pid now names a later process (start known and different). */
+static bool watched_gone (const struct lease *ls)
+{
+    uint64_t start;
+    if (pid_gone (ls->watched))
+        return true;
+    return ls->watched_start && pidstart_read (ls->watched, &start) == 0
+           && start != ls->watched_start;
+}
+
 struct gone {
     struct lease **v;
     int n;
@@ -312,7 +323,7 @@ static void collect_gone (void *value, void *arg)
 {
     struct lease *ls = value;
     struct gone *g = arg;
-    if (ls->polled && pid_gone (ls->watched))
+    if (ls->polled && watched_gone (ls))
         g->v[g->n++] = ls;
 }
 
@@ -333,21 +344,19 @@ static void poll_cb (evutil_socket_t fd, short what, void *arg)
         evtimer_del (d->poll_ev);
 }
 
-int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid)
+/* ls ends when the pidfd fd (taken) reads ready. */
+static int watch_pidfd (struct berthd *d, struct lease *ls, int fd)
 {
-    if (pid <= 0)
-        return 0;
-    ls->watched = pid;
-    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
-    if (fd >= 0) {
-        ls->pidfd = fd;
-        if (!(ls->owner_ev = event_new (d->base, fd, EV_READ, owner_cb, ls))
-            || event_add (ls->owner_ev, NULL) < 0)
-            return -1;
-        return 0;
-    }
-    if (errno == ESRCH || pid_gone (pid))
-        return 1;
+    ls->pidfd = fd;
+    if (!(ls->owner_ev = event_new (d->base, fd, EV_READ, owner_cb, ls))
+        || event_add (ls->owner_ev, NULL) < 0)
+        return -1;
+    return 0;
+}
+
+/* Without pidfds: ls->watched is checked by the 1 s poll. */
+static int watch_poll (struct berthd *d, struct lease *ls)
+{
     if (!d->poll_ev
         && !(d->poll_ev = event_new (d->base, -1, EV_PERSIST, poll_cb, d)))
         return -1;
@@ -357,6 +366,57 @@ int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid)
         event_add (d->poll_ev, &tv);
     }
     return 0;
+}
+
+int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid)
+{
+    if (pid <= 0)
+        return 0;
+    ls->watched = pid;
+    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+    if (fd >= 0)
+        return watch_pidfd (d, ls, fd);
+    if (errno == ESRCH || pid_gone (pid))
+        return 1;
+    return watch_poll (d, ls);
+}
+
+int lease_watch_holder (struct berthd *d, struct lease *ls)
+{
+    pid_t pid = ls->peer_pid;
+    if (pid <= 0)
+        return 2;
+    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+    int fd_errno = errno;
+    uint64_t start;
+    bool known = pidstart_read (pid, &start) == 0;
+    bool no_entry = !known && errno == ENOENT;
+    /* The pidfd names whatever process has the pid now: the start time
+     * says whether that is still the holder. Where /proc cannot tell (not
+     * mounted), the pidfd is trusted. */
+    if ((fd < 0 && fd_errno == ESRCH)
+        || (known && ls->peer_start && start != ls->peer_start)) {
+        if (fd >= 0)
+            close (fd);
+        return 1;
+    }
+    ls->watched = pid;
+    if (fd >= 0)
+        return watch_pidfd (d, ls, fd);
+    if (no_entry) {
+        ls->watched = 0;
+        return pid_gone (pid) ? 1 : 2;
+    }
+    ls->watched_start = known ? start : 0;
+    return watch_poll (d, ls);
+}
+
+uint64_t conn_peer_start (struct conn *c)
+{
+    if (!c->start_read && c->pid > 0 && pidstart_read (c->pid, &c->start) < 0)
+        c->start = 0;
+    c->start_read = true;
+    return c->start;
 }
 
 void lease_unwatch (struct berthd *d, struct lease *ls)
@@ -372,6 +432,7 @@ void lease_unwatch (struct berthd *d, struct lease *ls)
         d->npolled--;
     }
     ls->watched = 0;
+    ls->watched_start = 0;
 }
 
 /* ---- grant and end ---- */
@@ -424,6 +485,8 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
     ls->local = ll->shape.local;
     ls->detached = p->acq.detach;
     ls->peer_pid = p->conn->pid;
+    ls->peer_start = conn_peer_start (p->conn);
+    ls->reclaim_by = -1;
     ls->uid = p->conn->uid;
     ls->owner_pid = p->acq.owner_pid;
     ls->granted = now_wall ();
@@ -694,8 +757,14 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
             event_free (ls->grace_ev);
         ls->grace_ev = NULL;
         lease_unwatch (d, ls);
+        ls->reclaim_by = -1;
+        pid_t was = ls->peer_pid;
         ls->peer_pid = c->pid;
+        ls->peer_start = conn_peer_start (c);
         link_conn (ls, c);
+        /* Another process took it: a later restart must watch that one. */
+        if (was != c->pid && journal_reclaim (d, ls, &err) < 0)
+            log_msg (LOG_WARNING, "%s", err.text);
         log_msg (LOG_INFO, "%s reclaimed by pid %d", ls->name, (int) c->pid);
         notify_status_soon (d);
     }
