@@ -103,6 +103,11 @@ struct berthd {
     struct evbuffer *events_buf;  /* events not yet in the log */
     struct event *events_ev;      /* writes them out soon */
     json_t *journal_live;         /* grant records to restore at start */
+    json_t *journal_waits;        /* and wait records, as places */
+    struct place *places;         /* places not yet taken back */
+    int nplaces;
+    uint64_t next_wait;           /* the next wait record's id */
+    struct event *places_ev;      /* drops them after the reclaim grace */
     int *journal_lines;           /* and their line numbers */
     double journal_opened;        /* monotonic, for the restore time */
     struct event *compact_ev;
@@ -171,6 +176,20 @@ struct pending {
     uint64_t ticket;              /* 0 while not queued */
     struct event *timer;          /* its wait timeout */
     double added;                 /* monotonic */
+    uint64_t wait_id;             /* its journaled wait record; 0: none */
+    bool resumed;                 /* took back a place from before a restart */
+    double since;                 /* wall clock: when it first arrived (before
+                                     a restart, for a resumed one) */
+};
+
+/* A request that waited when berthd went away, as the journal recorded it:
+ * an acquire with "resume" from the same process takes its place back. */
+struct place {
+    uint64_t wait_id;
+    double since;                 /* wall clock */
+    pid_t pid;
+    uint64_t start;               /* 0: unknown */
+    uid_t uid;
 };
 
 struct lease {
@@ -326,7 +345,16 @@ int events_history (struct berthd *d, struct conn *c);
 int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
 int journal_grant (struct berthd *d, const struct lease *ls,
-                   const struct lease_text *lt, berth_error_t *err);
+                   const struct lease_text *lt, uint64_t wait,
+                   berth_error_t *err);
+/* A request that waits in the queue (p->wait_id is set; not recorded when
+ * the journal cannot be written: it then only loses its place in a
+ * restart), and one that left it ungranted (p->wait_id cleared). */
+void journal_wait (struct berthd *d, struct pending *p);
+void journal_unwait (struct berthd *d, struct pending *p);
+/* The place of c's process's earliest request that waited when berthd went
+ * away, taken (0), or -1 when it has none. */
+int journal_take_place (struct berthd *d, struct conn *c, struct place *out);
 /* time: the release's wall clock as json_real_text writes it */
 int journal_release (struct berthd *d, uint64_t id, const char *time,
                      const char *reason, berth_error_t *err);

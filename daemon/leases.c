@@ -517,11 +517,12 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                         ls->name);
         goto fail;
     }
-    if (journal_grant (d, ls, &lt, err) < 0) {
+    if (journal_grant (d, ls, &lt, p->wait_id, err) < 0) {
         lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
         goto fail;
     }
+    p->wait_id = 0;            /* ended by the grant record */
     if (!ls->detached)
         link_conn (ls, p->conn);
     int owner = 0;
@@ -679,6 +680,17 @@ void handle_acquire (struct conn *c, struct proto_request *req)
     p->shape = shape;
     p->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
     p->added = now_mono ();
+    p->since = now_wall ();
+    /* Sent again after a restart: its place is the one berthd recorded for
+     * this process (never a time the client states); none: a new arrival. */
+    struct place pl;
+    if (a->resume && journal_take_place (d, c, &pl) == 0) {
+        p->wait_id = pl.wait_id;
+        p->resumed = true;
+        p->since = pl.since < p->since ? pl.since : p->since;
+        log_msg (LOG_INFO, "a request of pid %d takes back its place from "
+                 "%.1f s ago", (int) c->pid, now_wall () - p->since);
+    }
     queue_submit (d, p);
 }
 
