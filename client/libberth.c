@@ -555,6 +555,11 @@ static int take_back (berth_client_t *c, double deadline, berth_client_error_t *
     return 0;
 }
 
+/* A berthd that stops on purpose (shutdown, SIGTERM) removes its socket;
+ * one that crashed leaves it (or systemd keeps it), and a restart replaces
+ * it at once. A socket missing this long means berthd has stopped. */
+#define GONE_SOCKET_S 1.0
+
 /* berthd closed the connection: connect again with backoff, for up to
  * c->reconnect seconds from now, and take back what this handle held. */
 static int reconnect (berth_client_t *c, berth_client_error_t *err)
@@ -566,11 +571,19 @@ static int reconnect (berth_client_t *c, berth_client_error_t *err)
         c->fd = -1;
         c->len = 0;
         int fd;
+        double missing = -1;      /* since when the socket is missing */
         while ((fd = dial (c->path)) < 0) {
             if (errno != ENOENT && errno != ECONNREFUSED && errno != EAGAIN)
                 return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s went away, "
                                       "and connecting again failed: %s", c->path,
                                       strerror (errno));
+            if (errno != ENOENT)
+                missing = -1;
+            else if (missing < 0)
+                missing = now ();
+            else if (now () - missing >= GONE_SOCKET_S)
+                return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s has stopped "
+                                      "(it removed its socket)", c->path);
             double left = deadline - now ();
             if (left <= 0)
                 return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s went away "

@@ -32,8 +32,10 @@
  *   (a waiting acquire keeps its place in the queue): the caller sees only
  *   the reply. It keeps trying for up to 60 s from the loss (backoff from
  *   0.05 s to 1 s between tries); the variable BERTH_RECONNECT_S (seconds,
- *   0..86400; 0: never) or berth_set_reconnect changes that. A shutdown is
- *   never sent again; events sent while berthd was away are lost.
+ *   0..86400; 0: never) or berth_set_reconnect changes that; a socket that
+ *   stays missing for 1 s means berthd stopped on purpose, and the call
+ *   fails then (closed). A shutdown is never sent again; events sent while
+ *   berthd was away are lost.
  *
  * Link with `pkg-config --cflags --libs berth`. The ABI follows the soname
  * (libberth.so.0): functions are only added within it.
