@@ -12,7 +12,8 @@ flight, twice in a row, through a listening socket kept across the crash
 (what systemd does with berthd@.socket and Restart=on-failure; this machine
 has no user manager, so the test keeps the socket itself), berthd never
 coming back (berth run still returns the step's status and says once that
-the release was not recorded), a holder berthd cannot watch (another pid
+the release was not recorded), a lease released by another client while its
+holder was away (the holder is told once), a holder berthd cannot watch (another pid
 namespace: the grace applies and status says so), and `berth acquire`'s
 detached leases (ttl and owner-pid bound), which a restart leaves alone.
 
@@ -29,7 +30,7 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Checks, Daemon, status, wait_until  # noqa: E402
+from harness import Checks, Daemon, connectable, status, wait_until  # noqa: E402
 
 BERTH = os.environ.get("BERTH", "")
 t = Checks()
@@ -386,6 +387,35 @@ def test_never_back():
         d.cleanup()
 
 
+def test_freed_meanwhile():
+    """The lease is released by someone else while its holder is away (a
+    restored lease may be released by id by anyone): the holder's reclaim
+    finds it gone; berth run still returns the step's status and says once
+    that the lease was freed while berthd was away."""
+    d = local_daemon(("--reclaim-grace", "60")).start()
+    s = Steps(d)
+    try:
+        p = s.start("holder", code=2)
+        t.check(s.running("holder"), "the holder's step runs")
+        os.kill(p.pid, signal.SIGSTOP)
+        restart(d)
+        lease = leases(d)["holder"]["lease"]
+        c = d.client()
+        t.check(c.request("release", lease=lease).get("ok"), "another client releases the restored lease by id")
+        c.close()
+        os.kill(p.pid, signal.SIGCONT)
+        s.release("holder")
+        rc = s.finish("holder")
+        err = s.stderr("holder")
+        t.check(rc == 2, "berth run returns the step's status (2)", str(rc))
+        t.check(err.count("freed while berthd was away") == 1 and err.count("\n") == 1,
+                "and says once that its lease was freed while berthd was away", err)
+        no_double_grant(s, "a lease freed while its holder was away")
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
 def can_unshare():
     u = shutil.which("unshare")
     return u and subprocess.run([u, "--pid", "--fork", "--mount-proc", "true"],
@@ -409,7 +439,11 @@ def test_unwatchable():
         t.check(leases(d)["holder"]["peer_pid"] == 0, "berthd sees no pid for a peer outside its namespace",
                 str(leases(d)))
         os.kill(s.runs["holder"].pid, signal.SIGSTOP)   # it must not reclaim
-        restart(d)
+        d.kill9()
+        RESTARTS[0] += 1
+        # berthd dies with the namespace's first process, maybe a moment after unshare
+        t.check(wait_until(lambda: not connectable(d.sock), LONG), "the old berthd is gone")
+        d.start(wait_s=LONG)
         lease = leases(d).get("holder", {})
         t.check(lease.get("holder") == "orphaned" and lease.get("holder_watched") is False
                 and lease.get("reclaim_by", 0) > time.time(),
@@ -461,7 +495,7 @@ def main():
         print("BERTH is not set to the built berth")
         sys.exit(2)
     t.run_each((test_step_runs, test_request_waits, test_release_in_flight, test_twice, test_kept_socket,
-                test_never_back, test_unwatchable, test_detached))
+                test_never_back, test_freed_meanwhile, test_unwatchable, test_detached))
     print(f"info: {RESTARTS[0]} restarts (kill -9), {GRANTS[0]} grants checked against the steps' own records, "
           f"0 double grants allowed", flush=True)
     t.finish()
