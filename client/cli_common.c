@@ -36,7 +36,11 @@ int machine_args_load (const struct machine_args *a, struct machine **m,
         .configs = a->nconfigs ? a->configs : NULL,
         .compiler = a->compiler,
     };
-    return machine_load (&opts, m, err);
+    if (machine_load (&opts, m, err) < 0)
+        return -1;
+    if ((*m)->compiler_warning)
+        fprintf (stderr, "berth: warning: %s\n", (*m)->compiler_warning);
+    return 0;
 }
 
 static int env_int (const char *name)

@@ -17,9 +17,10 @@ static void usage (FILE *f)
     fprintf (f,
 "Usage: berth machine [--machine NAME] [--config FILE]... [--compiler C]\n"
 "                     [--allocation] [--json]\n"
-"Describe a machine: which one was chosen and why, its effective [parallel]\n"
-"options, per-node cores, GPUs and memory, account defaults and scheduler\n"
-"targets. With --allocation, the live allocation instead: system, job id, how\n"
+"Describe a machine: which one was chosen and why, the compilers it knows\n"
+"(each one's section and GPUs per node; * marks the one in force, and why),\n"
+"its effective [parallel] options, per-node cores, GPUs and memory, account\n"
+"defaults and scheduler targets. With --allocation, the live allocation instead: system, job id, how\n"
 "liveness was established, nodes, cores, GPUs, memory, placement support.\n"
 "  --json        print one JSON object\n"
 "  -h, --help    this text\n");

@@ -24,6 +24,7 @@
 #include "idset.h"
 #include "request_options.h"
 #include "topology.h"
+#include "wait_progress.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -41,7 +42,11 @@ static void usage (FILE *f)
 "BERTH_GPUS and BERTH_MEMORY_MB. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
 "SIGUSR2 sent to berth run are passed to the step. If berthd restarts\n"
 "while the step runs, berth run reconnects (for up to BERTH_RECONNECT_S\n"
-"seconds, default 60) and reclaims the lease; the step keeps its cores.\n\n");
+"seconds, default 60) and reclaims the lease; the step keeps its cores.\n"
+"Exit status: the step's; else 125 when berth itself fails (a usage error,\n"
+"no berthd, a request refused as unsatisfiable or busy, --timeout passed,\n"
+"berthd shutting down or gone), 126 when PROGRAM cannot be run, 127 when it\n"
+"is not found.\n\n");
     request_options_help (f);
     fprintf (f,
 "Running:\n"
@@ -50,7 +55,12 @@ static void usage (FILE *f)
 "                           through the launcher; berthd places it on its node\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
 "                           placed cores of a --local step)\n"
-"  -v, --verbose            say on stderr what was granted and what runs\n"
+"  -v, --verbose            say on stderr what was granted (and a cut made by\n"
+"                           the --min-* options) and what runs; while the\n"
+"                           request waits (also without -v when stderr is a\n"
+"                           terminal), its place in the queue, why it waits\n"
+"                           and when it could start where the running steps\n"
+"                           stated their --duration, updated as they change\n"
 "  -h, --help               this text\n");
 }
 
@@ -69,6 +79,7 @@ struct run_args {
     const char *socket;
     bool local, omp, verbose;
     int cpus_per_task;        /* 0: not given */
+    int ntasks, cores, gpus;  /* as asked, 0: not given (to tell a cut) */
     char **argv;
 };
 
@@ -100,6 +111,12 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
             return 2;
         if (c == 'c' && taken)
             a->cpus_per_task = atoi (optarg);
+        if (c == 'n' && taken)
+            a->ntasks = atoi (optarg);
+        if (c == REQ_OPT_CORES && taken)
+            a->cores = atoi (optarg);
+        if (c == REQ_OPT_GPUS && taken)
+            a->gpus = atoi (optarg);
         if (taken)
             continue;
         switch (c) {
@@ -119,6 +136,9 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
             return cli_bad_option ("run", argv);
         }
     }
+    if (a->local && request_option_span (r) == 1)
+        return cli_fail (2, "run", "--local runs the step on this node, so it "
+                         "cannot span nodes: drop --local or --may-span-nodes");
     if (optind >= argc || !argv[optind][0])
         return cli_fail (2, "run", "no program given: put it after '--', e.g. "
                          "berth run -n 4 -- ./model");
@@ -135,7 +155,7 @@ static int step_environment (const berth_lease_t *l, const struct run_args *a)
      * visible-devices variable to exactly its GPUs (PROTOCOL.md): the CLI
      * loads no machine config to know the vendor. */
     if (berth_launch_apply_env (berth_lease_launch (l), &err) < 0)
-        return cli_daemon_fail ("run", &err);
+        return cli_daemon_fail ("run", &err), CLI_EXIT_BERTH;
     for (int i = 0; i < berth_lease_nenv (l); i++)
         setenv (berth_lease_env_name (l, i), berth_lease_env_value (l, i), 1);
     if (a->omp) {
@@ -158,7 +178,7 @@ static int local_cpus (const berth_lease_t *l, cpu_set_t *set)
         || affinity_threads (NULL, cores, ncores, usable, nusable, &threads, &nthreads,
                              &e) < 0) {
         free (usable);
-        return cli_fail (1, "run", "%s", e.text);
+        return cli_fail (CLI_EXIT_BERTH, "run", "%s", e.text);
     }
     CPU_ZERO (set);
     for (int i = 0; i < nthreads; i++)
@@ -169,8 +189,10 @@ static int local_cpus (const berth_lease_t *l, cpu_set_t *set)
     return 0;
 }
 
-static void describe (const berth_lease_t *l, char *const *argv)
+static void describe (const berth_lease_t *l, char *const *argv, int asked_cores,
+                      int asked_gpus)
 {
+    int total = 0;
     fprintf (stderr, "berth run: lease %s:", berth_lease_id (l));
     for (int i = 0; i < berth_lease_nnodes (l); i++) {
         int n;
@@ -178,8 +200,13 @@ static void describe (const berth_lease_t *l, char *const *argv)
         char set[256];
         idset_format (ids, n, set, sizeof (set));
         fprintf (stderr, "%s %s (cores %s)", i ? "," : "", berth_lease_node (l, i), set);
+        total += n;
     }
-    fprintf (stderr, ", %d GPUs; running", berth_lease_gpus (l));
+    int gpus = berth_lease_gpus (l);
+    char cut[96];
+    wait_progress_cut (total, gpus, asked_cores, asked_gpus, cut, sizeof (cut));
+    fprintf (stderr, ", %d GPU%s%s%s%s; running", gpus, gpus == 1 ? "" : "s",
+             cut[0] ? " (" : "", cut, cut[0] ? ")" : "");
     for (int i = 0; argv[i]; i++) {
         fputc (' ', stderr);
         cli_shell_word (stderr, argv[i]);
@@ -200,12 +227,12 @@ static void exec_step (char *const *argv, const cpu_set_t *cpus, pid_t parent,
     if (cpus && sched_setaffinity (0, sizeof (*cpus), cpus) < 0) {
         fprintf (stderr, "berth run: cannot bind to the placed cores: %s\n",
                  strerror (errno));
-        _exit (126);
+        _exit (CLI_EXIT_CANNOT_RUN);
     }
     execvp (argv[0], argv);
     int e = errno;
     fprintf (stderr, "berth run: cannot run '%s': %s\n", argv[0], strerror (e));
-    _exit (e == ENOENT ? 127 : 126);
+    _exit (e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_RUN);
 }
 
 /* Wait for the step while watching the connection: if berthd goes away,
@@ -249,7 +276,8 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
     pid_t pid = fork ();
     if (pid < 0) {
         sigprocmask (SIG_SETMASK, &old, NULL);
-        return cli_fail (1, "run", "cannot start '%s': %s", argv[0], strerror (errno));
+        return cli_fail (CLI_EXIT_BERTH, "run", "cannot start '%s': %s", argv[0],
+                         strerror (errno));
     }
     if (pid == 0)
         exec_step (argv, cpus, parent, &old);
@@ -265,7 +293,8 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
     sigprocmask (SIG_SETMASK, &old, NULL);
     int status;
     if (wait_step (pid, c, &status) < 0)
-        return cli_fail (1, "run", "waiting for '%s': %s", argv[0], strerror (errno));
+        return cli_fail (CLI_EXIT_BERTH, "run", "waiting for '%s': %s", argv[0],
+                         strerror (errno));
     child_pid = 0;
     if (WIFSIGNALED (status))
         return 128 + WTERMSIG (status);
@@ -320,26 +349,38 @@ int cmd_run (int argc, char **argv)
     bool help = false;
     berth_request_t *r = berth_request_new ();
     if (!r)
-        return cli_fail (1, "run", "out of memory");
+        return cli_fail (CLI_EXIT_BERTH, "run", "out of memory");
     int rc = parse (argc, argv, r, &a, &help);
     if (rc || help) {
         if (help)
             usage (stdout);
         berth_request_free (r);
-        return rc;
+        /* a usage error too is berth's, not the step's */
+        return rc ? CLI_EXIT_BERTH : 0;
     }
     berth_request_set_bool (r, "env", 1, NULL);
     if (a.local)
         berth_request_set_bool (r, "local", 1, NULL);
     else if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
         berth_request_free (r);
-        return cli_fail (2, "run", "%s", err.message);
+        return cli_fail (CLI_EXIT_BERTH, "run", "%s", err.message);
     }
     berth_client_t *c = cli_connect ("run", a.socket);
+    /* -v, or a terminal where this is the foreground job (steps started
+     * with & in one terminal would draw over each other): show the wait */
+    pid_t watcher = 0;
+    int asked = a.cores ? a.cores : (a.ntasks ? a.ntasks : 1)
+                                    * (a.cpus_per_task ? a.cpus_per_task : 1);
+    if (c && (a.verbose || (isatty (STDERR_FILENO)
+                            && tcgetpgrp (STDERR_FILENO) == getpgrp ())))
+        watcher = wait_progress_start (a.socket, asked, a.gpus);
     berth_lease_t *l = c ? berth_acquire (c, r, &err) : NULL;
+    wait_progress_stop (watcher);
     berth_request_free (r);
     if (!l) {
-        rc = c ? cli_daemon_fail ("run", &err) : 1;
+        if (c)
+            cli_daemon_fail ("run", &err);
+        rc = CLI_EXIT_BERTH;
         berth_close (c);
         return rc;
     }
@@ -350,15 +391,15 @@ int cmd_run (int argc, char **argv)
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
     if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
-        rc = cli_fail (1, "run", "berthd granted lease %s without a rendered launch; "
-                       "cannot run the step", berth_lease_id (l));
+        rc = cli_fail (CLI_EXIT_BERTH, "run", "berthd granted lease %s without a "
+                       "rendered launch; cannot run the step", berth_lease_id (l));
     else if (a.local && local_cpus (l, &cpus) != 0)
-        rc = 1;
+        rc = CLI_EXIT_BERTH;
     else if (step_environment (l, &a) != 0)
-        rc = 1;
+        rc = CLI_EXIT_BERTH;
     else {
         if (a.verbose)
-            describe (l, step_argv);
+            describe (l, step_argv, asked, a.gpus);
         rc = run_step (step_argv, a.local ? &cpus : NULL, c);
     }
     long step_ms = ms_since (&granted), settle_ms = 0;

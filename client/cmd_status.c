@@ -33,9 +33,9 @@ static void usage (FILE *f)
 "  --interval S     seconds between redraws with --watch (default: 1 on a\n"
 "                   terminal, 2 otherwise)\n"
 "  --time-left      find when the allocation ends even if berthd must ask\n"
-"                   the scheduler (once); otherwise it is shown when known\n"
-"  --socket PATH    berthd's socket (default: $BERTH_SOCKET)\n"
-"  -h, --help       this text\n");
+"                   the scheduler (once); otherwise it is shown when known\n");
+    cli_socket_help (f, 19);
+    fprintf (f, "  -h, --help       this text\n");
 }
 
 enum { OPT_JSON = 256, OPT_WATCH, OPT_SOCKET, OPT_TIME_LEFT, OPT_INTERVAL };

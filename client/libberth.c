@@ -17,7 +17,7 @@
 
 #include "libberth_private.h"
 #include "reply_fast.h"
-#include "sockdir.h"
+#include "socket_path.h"
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -48,13 +48,13 @@ int client_errorf (berth_client_error_t *err, const char *code, const char *fmt,
 
 /* ---- connecting -------------------------------------------------------- */
 
-static int default_path (char *buf, size_t size, berth_client_error_t *err)
+int client_default_socket (char *buf, size_t size, berth_client_error_t *err)
 {
     berth_error_t e = { 0 };
     const char *job = getenv ("SLURM_JOB_ID");
     if (!job || !*job)
         job = getenv ("PBS_JOBID");
-    if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, buf, size,
+    if (socket_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, buf, size,
                               &e) < 0)
         return client_error (err, &e, BERTH_ERR_CONNECT);
     return 0;
@@ -131,7 +131,7 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
         path = getenv ("BERTH_SOCKET");
         from_env = path && *path;
         if (!from_env) {
-            if (default_path (dflt, sizeof (dflt), err) < 0)
+            if (client_default_socket (dflt, sizeof (dflt), err) < 0)
                 return NULL;
             path = dflt;
         }
@@ -785,7 +785,6 @@ berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
 {
     berth_error_t e = { 0 };
     json_error_t je;
-    struct proto_lease shape;
     struct proto_request req;
 
     if (!c || !placement_json || !argv || !argv[0] || ntasks < 1 || cpus_per_task < 0) {
@@ -799,22 +798,21 @@ berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
                        je.text);
         return NULL;
     }
-    /* The codec reads a placement as part of a lease object. */
-    json_t *wrap = json_pack ("{s:s s:o}", "lease", "render", "placement", p);
-    int rc = wrap ? proto_decode_lease (wrap, &shape, &e) : errprintf (&e, "out of memory");
-    json_decref (wrap);
+    struct placement pl = { 0 };
+    int rc = proto_decode_placement (p, &pl, &e);
+    json_decref (p);
     if (rc < 0) {
         client_errorf (err, BERTH_ERR_USAGE, "berth_render: %s", e.text);
         return NULL;
     }
     proto_request_init (&req, PROTO_RENDER);
-    req.render.placement = shape.placement;
+    req.render.placement = pl;
     req.render.ntasks = ntasks;
     req.render.cpus_per_task = cpus_per_task;
     req.render.memory_cap = memory_cap_mb < 0 ? -1 : memory_cap_mb;
     req.render.argv = (char **) argv;
     json_t *reply = transact (c, &req, err);
-    proto_lease_free (&shape);
+    placement_free (&pl);
     if (!reply)
         return NULL;
     berth_launch_t *l = calloc (1, sizeof (*l));
@@ -858,6 +856,7 @@ char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
     struct proto_request req;
     proto_request_init (&req, PROTO_STATUS);
     req.status.time_left = (flags & BERTH_STATUS_TIME_LEFT) != 0;
+    req.status.queue_only = (flags & BERTH_STATUS_QUEUE_ONLY) != 0;
     json_t *reply = transact (c, &req, err);
     char *s = reply ? reply_body_text (reply, err) : NULL;
     json_decref (reply);

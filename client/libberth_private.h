@@ -94,4 +94,9 @@ int lease_derive_env (struct proto_lease *l, berth_error_t *err);
  * out of memory): then the codec writes it. */
 char *request_line_fast (const struct proto_request *req, long long id);
 
+/* The socket berth_connect uses when given none and $BERTH_SOCKET is not
+ * set: berthd's default for this user and job (socket_path.h); also shown
+ * by the CLI's --help. */
+int client_default_socket (char *buf, size_t size, berth_client_error_t *err);
+
 #endif

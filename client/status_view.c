@@ -119,7 +119,13 @@ static void print_header (FILE *f, const json_t *st, const json_t *alloc, double
         fprintf (f, " \u00b7 job %s", job);
     if (machine)
         fprintf (f, " on %s", machine);
-    if (system && layout)
+    /* What the launcher can place decides; the ledger's layout is also
+     * cpu_binding where nothing is launched (a login node) */
+    const char *support = str (alloc, "placement_support", NULL);
+    if (system && support && !strcmp (support, "NONE"))
+        fprintf (f, " (%s, no launcher placement: local steps only, bound by CPU "
+                 "affinity)", system);
+    else if (system && layout)
         fprintf (f, " (%s, placement by %s)", system,
                  !strcmp (layout, "scheduler") ? "scheduler" : "launcher binding");
     else if (system)

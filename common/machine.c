@@ -177,19 +177,6 @@ static bool blank (const char *s)
     return !s || !*s;
 }
 
-int machine_set_compiler (struct machine *m, const char *compiler,
-                          berth_error_t *err)
-{
-    if (blank (compiler)
-        && config_get (m->cfg, "build", "compiler", &compiler, err) < 0)
-        return -1;
-    free (m->compiler);
-    m->compiler = NULL;
-    if (!blank (compiler) && !(m->compiler = strdup (compiler)))
-        return errprintf (err, "out of memory");
-    return 0;
-}
-
 int machine_effective_get (struct machine *m, const char *key,
                            const char **value, berth_error_t *err)
 {
@@ -477,6 +464,8 @@ void machine_destroy (struct machine *m)
             config_destroy (m->cfg);
         free (m->name);
         free (m->compiler);
+        free (m->compiler_why);
+        free (m->compiler_warning);
         free (m->chosen_why);
         free (m);
         errno = saved;

@@ -46,6 +46,9 @@ struct machine_parallel {
 struct machine {
     char *name;         /* "pm-cpu", "localhost", "slurm" (generic), ... */
     char *compiler;     /* as given (NULL when none); section uses '_' */
+    char *compiler_why; /* which compiler section is in force and why */
+    char *compiler_warning; /* a compiler the machine does not know, taken
+                               because it lists no compilers; else NULL */
     char *chosen_why;   /* how the machine was chosen, for people */
     struct config *cfg; /* the layered config, owned */
     struct machine_parallel par;
@@ -109,6 +112,15 @@ const char *machine_shipped_text (const char *name);
 int machine_parallel_options (struct machine *m, const char ***keys,
                               const char ***values, int *count,
                               berth_error_t *err);
+
+/* The compilers machine m knows: the [build] compiler, the [build] compilers
+ * list, then its [parallel.<compiler>] sections, each once ('-' and '_'
+ * alike). *names (caller frees items and array) may be empty. */
+int machine_compilers (struct machine *m, char ***names, int *count,
+                       berth_error_t *err);
+
+/* True when m has a [parallel.<compiler>] section ('-' as '_'). */
+bool machine_has_compiler_section (const struct machine *m, const char *compiler);
 
 /* Split a comma list option ("regular, debug") into trimmed items; empty items
  * dropped. Caller frees items and array. */

@@ -24,6 +24,7 @@
 #include "berthd.h"
 #include "launcher_probe.h"
 #include "sockdir.h"
+#include "socket_path.h"
 
 static const char usage_text[] =
 "usage: berthd [options]\n"
@@ -40,8 +41,10 @@ static const char usage_text[] =
 "                            default socket, <job>.state); created 0700\n"
 "  --foreground              stay in the foreground (systemd, tests)\n"
 "  --detach                  run in the background once ready (default)\n"
-"  --print-env               once ready print `export BERTH_SOCKET=...` for\n"
-"                            eval; on failure print a line that fails\n"
+"                            Either way, once ready berthd prints\n"
+"                            `export BERTH_SOCKET=...` for eval.\n"
+"  --print-env               on failure, print a line that fails when\n"
+"                            evaluated (for eval \"$(berthd --print-env)\")\n"
 "  --max-connections N       open connections at once (default 1024)\n"
 "  --max-leases N            connection-bound leases per connection\n"
 "                            (default 1024)\n"
@@ -302,13 +305,12 @@ static void print_env_failure (const char *msg)
     free (q);
 }
 
-static void print_ready (const struct berthd_config *cfg, const char *path)
+/* The same line with or without --print-env: evaluated either way, it must
+ * export the socket, or the berth commands the shell starts do not see it. */
+static void print_ready (const char *path)
 {
     char *q = shell_quote (path);
-    if (cfg->print_env)
-        printf ("export BERTH_SOCKET=%s\n", q ? q : path);
-    else
-        printf ("BERTH_SOCKET=%s\n", q ? q : path);
+    printf ("export BERTH_SOCKET=%s\n", q ? q : path);
     fflush (stdout);
     free (q);
 }
@@ -420,6 +422,8 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     *code = BERTHD_EXIT_RUNTIME;
     if (machine_load (&mo, &d->machine, err) < 0)
         return -1;
+    if (d->machine->compiler_warning)
+        log_msg (LOG_WARNING, "%s", d->machine->compiler_warning);
     if (allocation_discover (&d->machine->par, d->machine->name, &aenv,
                              &d->alloc, err) < 0) {
         *code = exit_code_for (err->code);
@@ -435,7 +439,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
                   d->cfg.socket_path);
     else {
         char dir[sizeof (d->socket_path)];
-        if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
+        if (socket_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
                                   d->alloc->job_id, d->socket_path,
                                   sizeof (d->socket_path), err) < 0)
             return -1;
@@ -555,7 +559,7 @@ static int wait_ready (int fd, pid_t child, const struct berthd_config *cfg)
         return code;
     }
     if (code == 0) {
-        print_ready (cfg, buf + off);
+        print_ready (buf + off);
         return 0;
     }
     if (cfg->print_env)
@@ -637,7 +641,7 @@ int main (int argc, char **argv)
         log_to_file (logpath);
     }
     else
-        print_ready (&d.cfg, d.socket_path);
+        print_ready (d.socket_path);
     berthd_loop (&d);
     code = d.exit_code;
     teardown (&d);

@@ -15,6 +15,7 @@
 
 #include "allocation.h"
 #include "codec.h"
+#include "launch_fit.h"
 #include "deadline.h"
 #include "error.h"
 #include "idmap.h"

@@ -231,6 +231,8 @@ static int build_launch (struct berthd *d, struct lease *ls,
             .placement = &ls->placement,
             .has_memory_cap = ls->shape.memory >= 0,
             .memory_cap = ls->shape.memory,
+            /* a step of --cores is one process, not MPI */
+            .single_process = !ls->shape.mpi,
         };
         if (render_launch (&d->machine->par, d->alloc->nnodes, &d->caps, &lr,
                            &ls->launch, err) < 0) {

@@ -87,10 +87,11 @@ static void timeout_cb (evutil_socket_t fd, short what, void *arg)
     needs_text (p, needs, sizeof (needs));
     if (p->ticket && entry_of (d, p->ticket, &info) == 0 && info.reason)
         snprintf (why, sizeof (why), "; %s", info.reason);
-    errprintf_code (&e, PROTO_ERR_TIMEOUT, "%s%s%s: waited %.0f s for %s%s",
+    errprintf_code (&e, PROTO_ERR_TIMEOUT, "%s%s%s: waited %.*f s for %s%s",
                     p->acq.step.label ? "step '" : "",
                     p->acq.step.label ? p->acq.step.label : "",
-                    p->acq.step.label ? "'" : "request", p->acq.step.timeout,
+                    p->acq.step.label ? "'" : "request",
+                    p->acq.step.timeout < 10 ? 1 : 0, p->acq.step.timeout,
                     needs, why);
     pending_unlink (d, p);
     pending_reply_error (d, p, &e);
@@ -214,6 +215,7 @@ void queue_submit (struct berthd *d, struct pending *p)
         .priority = p->acq.step.priority, .timeout = -1,
         .owner = (uint64_t) (uintptr_t) c, .duration = p->acq.duration,
         .since = p->resumed ? now_mono () - (now_wall () - p->since) : 0,
+        .why = why,
     };
     if (waitqueue_add (d->queue, &wr, now_mono (), &p->ticket, &err) < 0) {
         pending_reply_error (d, p, &err);

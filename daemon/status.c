@@ -127,6 +127,8 @@ json_t *status_leases (struct berthd *d)
     return arr;
 }
 
+#define STATUS_ESTIMATES 8
+
 json_t *status_queue (struct berthd *d)
 {
     json_t *arr = json_array ();
@@ -137,13 +139,21 @@ json_t *status_queue (struct berthd *d)
         const struct conn *c = (const struct conn *) (uintptr_t) in.owner;
         const struct pending *p = c->pending;
         step_shape_describe (in.shape, needs, sizeof (needs));
+        /* Each estimate walks the leases: the first few only, where it
+         * means something (further back, those before them decide). */
+        double start = in.position <= STATUS_ESTIMATES
+                       ? ledger_start_estimate (d->ledger, in.shape,
+                                                p ? p->layout : d->layout, now)
+                       : -1;
         json_array_append_new (arr, json_pack (
-            "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o}", "position", in.position,
-            "label", in.label, "needs", needs, "waited_s", now - in.added,
-            "why", in.reason ? in.reason : "", "priority", in.priority,
-            "overtaken", in.overtaken, "pid", (int) c->pid,
+            "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o s:i s:i s:o}", "position",
+            in.position, "label", in.label, "needs", needs, "waited_s",
+            now - in.added, "why", in.reason ? in.reason : "", "priority",
+            in.priority, "overtaken", in.overtaken, "pid", (int) c->pid,
             "timeout", p && p->acq.step.timeout >= 0
-                       ? json_real (p->acq.step.timeout) : json_null ()));
+                       ? json_real (p->acq.step.timeout) : json_null (),
+            "cores", in.shape->cores, "gpus", in.shape->gpus,
+            "start_in_s", start >= 0 ? json_real (start - now) : json_null ()));
     }
     return arr;
 }

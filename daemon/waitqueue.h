@@ -41,6 +41,8 @@ struct waitqueue_request {
                                  it first arrived, on now's clock; it takes
                                  its place from then. <= 0, or not before
                                  now: it arrives now */
+    const char *why;          /* why it did not fit when tried before it was
+                                 queued (copied); NULL: not tried yet */
 };
 
 /* A request that left the queue: granted (lease != 0) or timed out. */

@@ -343,10 +343,36 @@ static int unpack_error (const struct ctx *c, const json_error_t *je)
 
 /* ---- placements and launches ------------------------------------------ */
 
-static int decode_placement (const struct ctx *c, const json_t *v,
-                             struct placement *out)
+/* gpu_ids as one list per node ([[0, 1], [2, 3]]): each node its own. */
+static int decode_node_gpu_ids (const struct ctx *c, const json_t *v,
+                                struct placement *p)
 {
-    json_t *nodes, *cores, *gpus = NULL, *gpu_ids = NULL;
+    if (json_array_size (v) != (size_t) p->nnodes) {
+        char expect[96];
+        snprintf (expect, sizeof (expect), "an array of %d GPU id lists (one per node), "
+                  "or one list for every node", p->nnodes);
+        return bad (c, "placement.gpu_ids", expect, v);
+    }
+    p->node_gpu_ids = true;
+    p->gpus = 0;
+    for (int i = 0; i < p->nnodes; i++) {
+        char name[64];
+        struct placement_node *pn = &p->nodes[i];
+        snprintf (name, sizeof (name), "placement.gpu_ids[%d]", i);
+        if (get_ids (c, name, json_array_get (v, (size_t) i), &pn->gpu_ids,
+                     &pn->ngpu_ids) < 0)
+            return -1;
+        p->gpus += pn->ngpu_ids;
+    }
+    return 0;
+}
+
+/* nodes absent or [] with one core list (where unnamed_ok: a render, not a
+ * lease, which always names its nodes): one node the launcher chooses. */
+static int decode_placement (const struct ctx *c, const json_t *v,
+                             bool unnamed_ok, struct placement *out)
+{
+    json_t *nodes = NULL, *cores, *gpus = NULL, *gpu_ids = NULL;
     json_error_t je;
     struct placement p = { 0 };
     char where[64];
@@ -354,16 +380,25 @@ static int decode_placement (const struct ctx *c, const json_t *v,
 
     snprintf (where, sizeof (where), "%s: placement", c->where);
     pc.where = where;
-    if (json_unpack_ex ((json_t *) v, &je, 0, "{s:o s:o s?o s?o !}",
+    if (json_unpack_ex ((json_t *) v, &je, 0, "{s?o s:o s?o s?o !}",
                         "nodes", &nodes, "cores", &cores, "gpus", &gpus,
                         "gpu_ids", &gpu_ids) < 0)
         return unpack_error (&pc, &je);
     size_t n = json_array_size (nodes);
-    if (!json_is_array (nodes) || n == 0 || n > PROTO_MAX_COUNT)
-        return bad (c, "placement.nodes", "a non-empty array of node names", nodes);
+    bool unnamed = absent (nodes) || (json_is_array (nodes) && n == 0);
+    if (unnamed && !unnamed_ok)
+        return bad (c, "placement.nodes", "a non-empty array of node names",
+                    nodes ? nodes : json_null ());
+    if ((!unnamed && !json_is_array (nodes)) || n > PROTO_MAX_COUNT)
+        return bad (c, "placement.nodes", "an array of node names (empty or left out: "
+                    "one core list for the launcher's own node)", nodes);
+    if (unnamed)
+        n = 1;
     if (!json_is_array (cores) || json_array_size (cores) != n) {
-        char expect[64];
-        snprintf (expect, sizeof (expect), "an array of %zu core id lists (one per node)", n);
+        char expect[96];
+        snprintf (expect, sizeof (expect), unnamed
+                  ? "one core id list ([[...]]) when nodes are not named"
+                  : "an array of %zu core id lists (one per node)", n);
         return bad (c, "placement.cores", expect, cores);
     }
     if (!(p.nodes = calloc (n, sizeof (*p.nodes))))
@@ -373,17 +408,24 @@ static int decode_placement (const struct ctx *c, const json_t *v,
         p.nnodes = (int) i + 1;   /* so that a failure frees this node too */
         snprintf (name, sizeof (name), "placement.nodes[%zu]", i);
         struct placement_node *pn = &p.nodes[i];
-        if (need (c, name, json_array_get (nodes, i), "a node name") < 0
-            || get_name (c, name, json_array_get (nodes, i), &pn->name) < 0)
+        if (!unnamed
+            && (need (c, name, json_array_get (nodes, i), "a node name") < 0
+                || get_name (c, name, json_array_get (nodes, i), &pn->name) < 0))
             goto fail;
         snprintf (name, sizeof (name), "placement.cores[%zu]", i);
         if (get_ids (c, name, json_array_get (cores, i), &pn->cores, &pn->ncores) < 0)
             goto fail;
     }
-    if (!absent (gpu_ids)
-        && get_ids (c, "placement.gpu_ids", gpu_ids, &p.gpu_ids, &p.ngpu_ids) < 0)
-        goto fail;
-    p.gpus = p.ngpu_ids;
+    if (json_is_array (json_array_get (gpu_ids, 0))) {
+        if (decode_node_gpu_ids (c, gpu_ids, &p) < 0)
+            goto fail;
+    }
+    else {
+        if (!absent (gpu_ids)
+            && get_ids (c, "placement.gpu_ids", gpu_ids, &p.gpu_ids, &p.ngpu_ids) < 0)
+            goto fail;
+        p.gpus = p.ngpu_ids;
+    }
     if (get_i (c, "placement.gpus", gpus, 0, PROTO_MAX_COUNT, &p.gpus) < 0)
         goto fail;
     *out = p;
@@ -419,12 +461,23 @@ static json_t *placement_json (const struct placement *p)
 {
     json_t *nodes = json_array (), *cores = json_array (), *gpu_ids = NULL;
     for (int i = 0; nodes && cores && i < p->nnodes; i++)
-        if (json_array_append_new (nodes, json_string (p->nodes[i].name)) < 0
+        if ((!p->nodes[i].name && p->nnodes > 1)   /* only one node goes unnamed */
+            || (p->nodes[i].name
+                && json_array_append_new (nodes, json_string (p->nodes[i].name)) < 0)
             || json_array_append_new (cores, ids_json (p->nodes[i].cores,
                                                        p->nodes[i].ncores)) < 0)
             goto fail;
-    /* Zero GPUs are stated as such; unknown indices of some GPUs are null. */
-    if (p->ngpu_ids > 0 || p->gpus == 0)
+    /* Zero GPUs are stated as such; unknown indices of some GPUs are null;
+     * per-node ids are one list per node. */
+    if (p->node_gpu_ids) {
+        if (!(gpu_ids = json_array ()))
+            goto fail;
+        for (int i = 0; i < p->nnodes; i++)
+            if (json_array_append_new (gpu_ids, ids_json (p->nodes[i].gpu_ids,
+                                                          p->nodes[i].ngpu_ids)) < 0)
+                goto fail;
+    }
+    else if (p->ngpu_ids > 0 || p->gpus == 0)
         if (!(gpu_ids = ids_json (p->gpu_ids, p->ngpu_ids)))
             goto fail;
     if (p->nnodes < 1)
@@ -716,7 +769,7 @@ static int decode_render (const struct ctx *c, json_t *o, struct proto_render *r
         return unpack_error (c, &je);
     if (need (c, "placement", placement, "an object") < 0
         || need (c, "argv", argv, "a non-empty array of strings") < 0
-        || decode_placement (c, placement, &r->placement) < 0
+        || decode_placement (c, placement, true, &r->placement) < 0
         || get_i (c, "ntasks", ntasks, 1, PROTO_MAX_COUNT, &r->ntasks) < 0
         || get_i (c, "cpus_per_task", cpt, 1, PROTO_MAX_COUNT, &r->cpus_per_task) < 0
         || get_int (c, "memory_cap", cap, 1, PROTO_MAX_MEMORY_MB, &cap_v) < 0
@@ -758,11 +811,15 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
         return decode_render (c, o, &r->render);
     case PROTO_RESOURCES:
         return decode_lease_op (c, o, false, &r->resources.lease);
-    case PROTO_STATUS:
-        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
-                            "time_left", &v) < 0)
+    case PROTO_STATUS: {
+        json_t *q = NULL;
+        if (unpack_request (o, &je, "{s:o s:o s?o s?o !}", "op", &skip, "id", &skip,
+                            "time_left", &v, "queue_only", &q) < 0)
             return unpack_error (c, &je);
-        return get_bool (c, "time_left", v, &r->status.time_left);
+        if (get_bool (c, "time_left", v, &r->status.time_left) < 0)
+            return -1;
+        return get_bool (c, "queue_only", q, &r->status.queue_only);
+    }
     case PROTO_WATCH:
         if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                             "history", &v) < 0)
@@ -963,6 +1020,8 @@ json_t *proto_encode_request (const struct proto_request *req)
     case PROTO_STATUS:
         if (o && req->status.time_left)
             rc = set_new (o, "time_left", json_true ());
+        if (o && rc == 0 && req->status.queue_only)
+            rc = set_new (o, "queue_only", json_true ());
         break;
     case PROTO_WATCH:
         if (o && req->watch.history)
@@ -1233,6 +1292,15 @@ int proto_decode_hello_reply (const json_t *msg, int *version, berth_error_t *er
     return 0;
 }
 
+int proto_decode_placement (const json_t *v, struct placement *out,
+                            berth_error_t *err)
+{
+    struct ctx c = { "placement", PROTO_ERR_INVALID_REQUEST, err };
+    if (!json_is_object (v))
+        return bad (&c, "placement", "an object", v);
+    return decode_placement (&c, v, true, out);
+}
+
 /* Replies are read leniently: a later server may add members. */
 int proto_decode_lease (const json_t *msg, struct proto_lease *out, berth_error_t *err)
 {
@@ -1255,7 +1323,7 @@ int proto_decode_lease (const json_t *msg, struct proto_lease *out, berth_error_
         return -1;
     if (get_name (&c, "lease", id, &l.id) < 0
         || get_name (&c, "label", label, &l.label) < 0
-        || decode_placement (&c, placement, &l.placement) < 0
+        || decode_placement (&c, placement, false, &l.placement) < 0
         || get_int (&c, "memory_cap", cap, 0, PROTO_MAX_MEMORY_MB, &cap_v) < 0
         || get_int (&c, "budget_mb", budget, 0, PROTO_MAX_MEMORY_MB, &budget_v) < 0
         || decode_launch (&c, argv, delta, &l.launch) < 0

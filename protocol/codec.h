@@ -93,8 +93,10 @@ struct proto_request {
         struct { char *lease; } resources;          /* NULL: the whole allocation */
         struct { bool history; } watch;
         /* time_left: find the job's end even if that costs one scheduler
-         * query (otherwise status shows it only when already known) */
-        struct { bool time_left; } status;
+         * query (otherwise status shows it only when already known);
+         * queue_only: the queue without the allocation and the leases
+         * (cheap enough to ask once a second while a request waits) */
+        struct { bool time_left, queue_only; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
     };
@@ -194,6 +196,9 @@ int proto_decode_hello_reply (const json_t *msg, int *version,
                               berth_error_t *err);
 int proto_decode_lease (const json_t *msg, struct proto_lease *lease,
                         berth_error_t *err);   /* acquire reply or lease object */
+/* A placement object as a render request takes it (nodes may be left out). */
+int proto_decode_placement (const json_t *v, struct placement *out,
+                            berth_error_t *err);
 int proto_decode_render_reply (const json_t *msg, struct launch *launch,
                                berth_error_t *err);
 int proto_decode_event (const json_t *msg, struct proto_event *ev,

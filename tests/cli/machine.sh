@@ -30,6 +30,27 @@ check_machine aurora "" 102 0 102 960000
 check_machine aurora oneapi-ifxgpu 96 12 12 960000
 check_machine polaris "" 32 4 4 480000
 check_machine polaris gnu 32 0 32 480000
+# the compilers each machine knows, which is in force and why
+out=$("${M[@]}" --machine frontier --json)
+expect_true "frontier lists its compiler sections" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); c = {x["name"]: x for x in d["compilers"]}
+assert d["compiler"] == "craygnu", d["compiler"]
+assert "[build] compiler" in d["compiler_why"] and "frontier.cfg" in d["compiler_why"], d["compiler_why"]
+assert c["craygnu"]["in_force"] and c["craygnu"]["section"] is None, c["craygnu"]
+assert c["craygnu"]["gpus_per_node"] == 0, c["craygnu"]
+g = c["craygnu-mphipcc"]
+assert g["section"] == "parallel.craygnu_mphipcc" and g["gpus_per_node"] == 8 and not g["in_force"], g
+assert sum(x["in_force"] for x in d["compilers"]) == 1
+' "$out"
+out=$("${M[@]}" --machine aurora --compiler oneapi-ifxgpu)
+expect_true "aurora text view: the GPU section marked" grep -Eq '^ +\* oneapi-ifxgpu +\[parallel.oneapi_ifxgpu\] +12 GPUs per node' <<<"$out"
+expect_true "aurora text view: why" grep -q 'compiler  *oneapi-ifxgpu (given (--compiler): \[parallel.oneapi_ifxgpu\] over \[parallel\])' <<<"$out"
+expect_fail "unknown compiler" 1 "machine aurora has no compiler 'oneapi': it knows oneapi-ifx and oneapi-ifxgpu" \
+    "${M[@]}" --machine aurora --compiler oneapi
+expect_fail "unknown compiler on a machine listing none: a warning" 0 "warning: machine localhost has no \\[parallel.foo\\] section and lists no \\[build\\] compilers" \
+    "${M[@]}" --machine localhost --compiler foo
+
 for m in compy dane chicoma-cpu improv; do
     expect_true "machine $m loads" "${M[@]}" --machine "$m" --json
 done

@@ -322,6 +322,25 @@ START_TEST (test_render_resources)
     HAS (err.message, "the placement is not JSON");
     ck_assert_ptr_null (berth_render (c, "{\"nodes\": []}", 1, 0, -1, argv, &err));
     ck_assert_str_eq (err.code, BERTH_ERR_USAGE);
+    /* no node names: the launcher's own node, no -w, no --hosts */
+    la = berth_render (c, "{\"cores\": [[0]]}", 1, 0, -1, argv, &err);
+    if (!la)   /* a launcher that cannot place at all says so */
+        HAS (err.message, "cannot place");
+    else {
+        const char *const *a = berth_launch_argv (la);
+        int n = 0;
+        for (; a[n]; n++) {
+            ck_assert_str_ne (a[n], "-w");
+            ck_assert_str_ne (a[n], "--hosts");
+        }
+        ck_assert_str_eq (a[n - 1], "./a.out");
+        berth_launch_free (la);
+    }
+    /* GPU ids per node: one list for each node */
+    ck_assert_ptr_null (berth_render (c, "{\"nodes\": [\"a\", \"b\"], \"cores\": [[0], [0]], "
+                                      "\"gpu_ids\": [[0]]}", 1, 0, -1, argv, &err));
+    ck_assert_str_eq (err.code, BERTH_ERR_USAGE);
+    HAS (err.message, "placement.gpu_ids' must be an array of 2 GPU id lists");
 
     berth_request_t *r = cores_request (1);
     berth_lease_t *l = berth_acquire (c, r, &err);

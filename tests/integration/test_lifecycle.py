@@ -212,6 +212,24 @@ def test_detach_print_env():
         d.cleanup()
 
 
+def test_detach_plain():
+    """Without --print-env the ready line is the same export line: evaluated,
+    a plain BERTH_SOCKET=... would not reach the berth commands the shell
+    starts."""
+    d = Daemon()
+    try:
+        cmd = [x for x in d.command() if x != "--foreground"] + ["--detach"]
+        p = subprocess.run(cmd, env=d.env, capture_output=True, text=True, timeout=30)
+        t.check(p.returncode == 0 and p.stdout.strip() == f"export BERTH_SOCKET='{d.sock}'",
+                "--detach alone prints the export line once ready", f"{p.returncode} {p.stdout!r} {p.stderr}")
+        c = d.client()
+        c.request("shutdown")
+        c.close()
+        t.check(wait_until(lambda: not os.path.exists(d.sock)), "the detached daemon stops on shutdown")
+    finally:
+        d.cleanup()
+
+
 def test_crash_recovery():
     d = Daemon(args=["--reclaim-grace", "0.5"]).start()
     try:
@@ -327,7 +345,7 @@ def test_systemd():
 
 
 def main():
-    t.run_each((test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env,
+    t.run_each((test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env, test_detach_plain,
                 test_crash_recovery, test_systemd))
     t.finish()
 

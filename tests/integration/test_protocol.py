@@ -314,6 +314,19 @@ def test_hello_render(d):
     r = c.request("render", placement={"nodes": [NODES[0]], "cores": [[0, 1]], "gpus": 0}, argv=["./a"])
     t.check("ok" in r and (r.get("ok") and r.get("argv") or r.get("error", {}).get("code") == "invalid_request"),
             "render answers with a launch or a reasoned refusal", str(r))
+    # the checks the stateless berth render makes too: what no node holds
+    r = c.request("render", placement={"nodes": [NODES[0]], "cores": [[0]], "gpus": 1, "gpu_ids": [0]},
+                  argv=["./a"])
+    t.check(r.get("ok") is False and "GPU" in r["error"]["message"] and "none" in r["error"]["message"],
+            "render refuses GPUs where nodes have none", str(r))
+    r = c.request("render", placement={"nodes": [NODES[0]], "cores": [[0]]}, cpus_per_task=10 ** 6,
+                  argv=["./a"])
+    t.check(r.get("ok") is False and "needs 1000000 cores for each task" in r["error"]["message"],
+            "render refuses more cores per task than a node holds", str(r))
+    # no node names: the launcher's node, no -w
+    r = c.request("render", placement={"cores": [[0]]}, argv=["./a"])
+    t.check(r.get("ok") is False or (r["argv"][-1] == "./a" and "-w" not in r["argv"]),
+            "render of an unnamed placement", str(r))
     c.close()
 
 

@@ -54,6 +54,8 @@ static const struct bad_case bad_cases[] = {
       "acquire: field 'cores' must be a positive integer", "got -3", "2" },
     { "{\"op\": \"no-such-op\", \"id\": 3}", INV, "unknown op \"no-such-op\"",
       "known ops: hello, acquire", "3" },
+    { "{\"op\": \"status\", \"id\": 4, \"queue_only\": 1}", INV,
+      "field 'queue_only' must be true or false", "got 1", "4" },
     /* framing and envelope */
     { "", INV, "not valid JSON", "", "null" },
     { "[1,2]", INV, "must be a JSON object", "got [1,2]", "null" },
@@ -139,9 +141,12 @@ static const struct bad_case bad_cases[] = {
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"n1\"],\"cores\":[[0]]}}", INV, "render: missing required field 'argv'", "", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":null,\"argv\":[\"a\"]}", INV, "render: field 'placement' must be an object", "got null", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":[],\"argv\":[\"a\"]}", INV, "render: placement: must be a JSON object", "", "6" },
-    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"cores\":[[0]]},\"argv\":[\"a\"]}", INV, "render: placement: missing required field 'nodes'", "", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"cores\":[[0],[1]]},\"argv\":[\"a\"]}", INV, "field 'placement.cores' must be one core id list ([[...]]) when nodes are not named", "got [[0],[1]]", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":\"n1\",\"cores\":[[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.nodes' must be an array of node names", "got \"n1\"", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"a\",\"b\"],\"cores\":[[0],[0]],\"gpu_ids\":[[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.gpu_ids' must be an array of 2 GPU id lists (one per node)", "got [[0]]", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"a\",\"b\"],\"cores\":[[0],[0]],\"gpu_ids\":[[0],3]},\"argv\":[\"a\"]}", INV, "field 'placement.gpu_ids[1]' must be an array of ids", "got 3", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"n\"],\"cores\":[[0]],\"foo\":1},\"argv\":[\"a\"]}", INV, "render: placement: unknown field(s): foo", "", "6" },
-    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[],\"cores\":[]},\"argv\":[\"a\"]}", INV, "field 'placement.nodes' must be a non-empty array", "got []", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[],\"cores\":[]},\"argv\":[\"a\"]}", INV, "field 'placement.cores' must be one core id list", "got []", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"a\",\"b\"],\"cores\":[[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.cores' must be an array of 2 core id lists", "got [[0]]", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[7],\"cores\":[[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.nodes[0]' must be a non-empty string", "got 7", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"a\",null],\"cores\":[[0],[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.nodes[1]' must be a node name", "got null", "6" },
@@ -483,6 +488,47 @@ START_TEST (test_roundtrip_render)
     ck_assert_int_eq (r.render.placement.gpus, 2);
     ck_assert_int_eq (r.render.placement.nodes[0].ncores, 0);
     proto_request_free (&r);
+
+    /* no node names (left out or []): one node, the launcher's; out again
+     * as "nodes": [] */
+    const char *unnamed[] = {
+        "{\"op\":\"render\",\"id\":1,\"argv\":[\"x\"],\"placement\":{\"cores\":[[2,3]]}}",
+        "{\"op\":\"render\",\"id\":1,\"argv\":[\"x\"],\"placement\":{\"nodes\":[],"
+        "\"cores\":[[2,3]]}}",
+    };
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg (decode (unnamed[i], &r, &e) == 0, "%s", e.text);
+        ck_assert_int_eq (r.render.placement.nnodes, 1);
+        ck_assert_ptr_null (r.render.placement.nodes[0].name);
+        ck_assert_int_eq (r.render.placement.nodes[0].ncores, 2);
+        ck_assert_int_eq (placement_validate (&r.render.placement, &e), 0);
+        roundtrip (&r, &out);
+        ck_assert_int_eq (out.render.placement.nnodes, 1);
+        ck_assert_ptr_null (out.render.placement.nodes[0].name);
+        ck_assert_int_eq (out.render.placement.nodes[0].cores[1], 3);
+        proto_request_free (&out);
+        proto_request_free (&r);
+    }
+
+    /* GPU ids per node, gpus their sum unless given */
+    ck_assert_int_eq (decode ("{\"op\":\"render\",\"id\":1,\"argv\":[\"x\"],\"placement\":"
+                              "{\"nodes\":[\"a\",\"b\"],\"cores\":[[0],[0]],"
+                              "\"gpu_ids\":[[0,1],[2]]}}", &r, &e), 0);
+    struct placement *pl = &r.render.placement;
+    ck_assert (pl->node_gpu_ids);
+    ck_assert_int_eq (pl->gpus, 3);
+    ck_assert_ptr_null (pl->gpu_ids);
+    ck_assert_int_eq (pl->nodes[0].ngpu_ids, 2);
+    ck_assert_int_eq (pl->nodes[1].gpu_ids[0], 2);
+    ck_assert_int_eq (placement_validate (pl, &e), 0);
+    ck_assert (!placement_gpu_ids_uniform (pl));
+    roundtrip (&r, &out);
+    ck_assert (out.render.placement.node_gpu_ids);
+    ck_assert_int_eq (out.render.placement.nodes[1].ngpu_ids, 1);
+    ck_assert_int_eq (out.render.placement.nodes[1].gpu_ids[0], 2);
+    ck_assert_int_eq (out.render.placement.gpus, 3);
+    proto_request_free (&out);
+    proto_request_free (&r);
 }
 END_TEST
 
@@ -527,6 +573,11 @@ START_TEST (test_roundtrip_small_ops)
     proto_request_init (&in, PROTO_STATUS);
     in.id = json_string ("");
     roundtrip (&in, &out);
+    ck_assert (!out.status.queue_only && !out.status.time_left);
+    proto_request_free (&out);
+    in.status.queue_only = true;
+    roundtrip (&in, &out);
+    ck_assert (out.status.queue_only && !out.status.time_left);
     proto_request_free (&out);
     proto_request_free (&in);
 

@@ -13,12 +13,12 @@ static int gids[] = { 0, 1 };
 static struct proto_lease base (void)
 {
     static struct placement_node nodes[2];
-    nodes[0] = (struct placement_node) { "nid001", cores0, 4 };
-    nodes[1] = (struct placement_node) { "nid002", cores1, 4 };
+    nodes[0] = (struct placement_node) { .name = "nid001", .cores = cores0, .ncores = 4 };
+    nodes[1] = (struct placement_node) { .name = "nid002", .cores = cores1, .ncores = 4 };
     struct proto_lease l;
     proto_lease_init (&l);
     l.id = "L17";
-    l.placement = (struct placement) { nodes, 1, 0, NULL, 0 };
+    l.placement = (struct placement) { .nodes = nodes, .nnodes = 1 };
     l.memory_cap = -1;
     l.budget_mb = -1;
     l.granted = -1;
@@ -362,7 +362,7 @@ START_TEST (refusals)
     l.placement.nnodes = 0;
     ck_assert_int_eq (lease_text_build (&l, &t), -1);
     l = base ();
-    struct placement_node nameless = { NULL, cores0, 4 };
+    struct placement_node nameless = { .cores = cores0, .ncores = 4 };
     l.placement.nodes = &nameless;
     ck_assert_int_eq (lease_text_build (&l, &t), -1);
     l = base ();

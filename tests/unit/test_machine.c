@@ -293,6 +293,57 @@ START_TEST (compiler_overlay)
     m = must_load ("pm-cpu", "intel");
     ck_assert_str_eq (m->compiler, "intel");
     ck_assert_int_eq (m->par.cores_per_node, 128);
+    ck_assert_ptr_null (m->compiler_warning);
+    ck_assert_str_eq (m->compiler_why, "given (--compiler): no [parallel.intel] section, "
+                      "[parallel] as it is");
+    machine_destroy (m);
+}
+END_TEST
+
+/* Which compilers a machine knows; one it does not know is refused where the
+ * machine lists its compilers, taken with a warning where it lists none. */
+START_TEST (compilers_known)
+{
+    struct machine *m = must_load ("frontier", NULL);
+    char **v;
+    int n;
+    berth_error_t err;
+    ck_assert_int_eq (machine_compilers (m, &v, &n, &err), 0);
+    ck_assert_int_eq (n, 8);
+    ck_assert_str_eq (v[0], "craygnu");          /* the [build] compiler first */
+    ck_assert_str_eq (v[3], "craygnu-mphipcc");  /* as the list spells it */
+    for (int i = 0; i < n; i++)
+        free (v[i]);
+    free (v);
+    ck_assert (machine_has_compiler_section (m, "craygnu-mphipcc"));
+    ck_assert (machine_has_compiler_section (m, "CRAYGNU_MPHIPCC"));
+    ck_assert (!machine_has_compiler_section (m, "craygnu"));
+    ck_assert_msg (strstr (m->compiler_why, "the machine's [build] compiler ("), "%s",
+                   m->compiler_why);
+    machine_destroy (m);
+
+    struct machine *bad = NULL;
+    ck_assert_int_eq (load ("pm-cpu", "bogus", NULL, &bad, &err), -1);
+    ck_assert_ptr_null (bad);
+    ck_assert_str_eq (err.text, "machine pm-cpu has no compiler 'bogus': it knows gnu, "
+                      "intel and nvidia ([build] compilers and its "
+                      "[parallel.<compiler>] sections); give one of them with --compiler");
+    ck_assert_int_eq (load ("aurora", "oneapi_ifxgpu", NULL, &bad, &err), 0);
+    ck_assert_int_eq (bad->par.gpus_per_node, 12);
+    machine_destroy (bad);
+
+    /* localhost lists none: taken, with a warning naming what it knows */
+    m = must_load ("localhost", "gnu");
+    ck_assert_ptr_nonnull (m->compiler_warning);
+    ck_assert_msg (strstr (m->compiler_warning, "machine localhost has no [parallel.gnu] "
+                           "section and lists no [build] compilers"), "%s",
+                   m->compiler_warning);
+    machine_destroy (m);
+    m = must_load ("localhost", NULL);
+    ck_assert_ptr_null (m->compiler);
+    ck_assert_ptr_null (m->compiler_warning);
+    ck_assert_str_eq (m->compiler_why, "no compiler given and no [build] compiler: "
+                      "[parallel] as it is");
     machine_destroy (m);
 }
 END_TEST
@@ -583,6 +634,7 @@ int main (void)
     tcase_add_test (tc, every_machine_every_section);
     tcase_add_test (tc, targets);
     tcase_add_test (tc, compiler_overlay);
+    tcase_add_test (tc, compilers_known);
     tcase_add_test (tc, options_table);
     tcase_add_test (tc, lists);
     tcase_add_test (tc, layering);

@@ -50,6 +50,29 @@ START_TEST (test_full)
 }
 END_TEST
 
+/* A login node: no launcher places anything (placement_support NONE) while
+ * the ledger's layout is cpu_binding; the header says what the JSON says. */
+START_TEST (test_login_node_header)
+{
+    json_t *st = load ("status/two_nodes.json");
+    json_t *alloc = json_object_get (st, "allocation");
+    json_object_set_new (alloc, "system", json_string ("login"));
+    json_object_set_new (alloc, "layout", json_string ("cpu_binding"));
+    json_object_set_new (alloc, "placement_support", json_string ("NONE"));
+    char *t = render (st, false);
+    HAS (t, " on pm-cpu (login, no launcher placement: local steps only, bound by CPU "
+            "affinity) \u00b7 up");
+    ck_assert_msg (!strstr (t, "launcher binding"), "NONE is not launcher binding:\n%s", t);
+    free (t);
+    json_object_set_new (alloc, "system", json_string ("slurm"));
+    json_object_set_new (alloc, "placement_support", json_string ("CPU_BINDING"));
+    t = render (st, false);
+    HAS (t, " (slurm, placement by launcher binding) ");
+    free (t);
+    json_decref (st);
+}
+END_TEST
+
 /* The job's end, when berthd knows it: time left in the header. */
 START_TEST (test_time_left)
 {
@@ -119,6 +142,7 @@ int main (void)
     TCase *tc = tcase_create ("view");
     tcase_add_test (tc, test_full);
     tcase_add_test (tc, test_time_left);
+    tcase_add_test (tc, test_login_node_header);
     tcase_add_test (tc, test_tally_from_leases);
     tcase_add_test (tc, test_empty);
     tcase_add_test (tc, test_one_held_core_shows);

@@ -126,7 +126,7 @@ START_TEST (order_and_backfill)
     ck_assert_int_eq (info.overtaken, 1);
     ck_assert_int_eq (info.shape->cores, 4);
     ck_assert_str_eq (info.reason, "no node with 4 free cores (best: 0)");
-    ck_assert_str_eq (reason (q, 1), "no node with 1 free cores (best: 0); "
+    ck_assert_str_eq (reason (q, 1), "no node with 1 free core (best: 0); "
                       "behind #1 (overtaken 1 of 16 times)");
     ck_assert_int_eq (waitqueue_entry (q, 2, &info), -1);
     ck_assert_int_eq (waitqueue_entry (q, -1, &info), -1);

@@ -219,8 +219,11 @@ const char *berth_lease_warning (const berth_lease_t *l);
 
 /* The launch for a placement, holding nothing. placement_json is an object
  * as in a lease's "placement" ({"nodes": [...], "cores": [[...]], "gpus": N,
- * "gpu_ids": [...]}); ntasks >= 1; cpus_per_task 0: not given;
- * memory_cap_mb < 0: none. */
+ * "gpu_ids": [...]}); "nodes" left out or [] with one core list: the
+ * launcher's own node (no node names rendered); "gpu_ids" as one list per
+ * node ([[0, 1], [2, 3]]) gives each node its own ids (refused, naming them,
+ * where the launcher can set only one list). ntasks >= 1; cpus_per_task 0:
+ * not given (no cpus-per-task flag rendered); memory_cap_mb < 0: none. */
 berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
                               int ntasks, int cpus_per_task,
                               long long memory_cap_mb,
@@ -240,6 +243,9 @@ char *berth_status (berth_client_t *c, berth_client_error_t *err);
  * even where that costs berthd one scheduler query (once per daemon); a
  * plain status reports the end only when it is already known. */
 #define BERTH_STATUS_TIME_LEFT 1
+/* BERTH_STATUS_QUEUE_ONLY: the queue and the daemon members only; the
+ * allocation is {} and the leases [] (cheap to ask often). */
+#define BERTH_STATUS_QUEUE_ONLY 2
 char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err);
 
 /* ---- events ------------------------------------------------------------ */
