@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -102,6 +104,22 @@ static double reconnect_seconds (void)
     return DEFAULT_RECONNECT_S;
 }
 
+/* Request ids start at a random point (below 2^40), so that the handles of
+ * one process do not share ids: an acquire sent again after a restart is
+ * known by its process and its id (PROTOCOL.md "Reconnecting after a
+ * restart"). */
+static long long first_id (void)
+{
+    uint64_t v = 0;
+    if (getrandom (&v, sizeof (v), GRND_NONBLOCK) != (ssize_t) sizeof (v)) {
+        struct timespec ts;
+        clock_gettime (CLOCK_REALTIME, &ts);
+        v = (uint64_t) ts.tv_nsec * 2654435761u ^ (uint64_t) getpid () << 20
+            ^ (uint64_t) (uintptr_t) &ts;
+    }
+    return (long long) (v & ((UINT64_C (1) << 40) - 1)) + 1;
+}
+
 /* A socket connected to path (its length already checked); -1 with errno. */
 static int dial (const char *path)
 {
@@ -151,7 +169,7 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
         client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
         goto fail;
     }
-    c->next_id = 1;
+    c->next_id = first_id ();
     c->spin = spin_seconds ();
     c->reconnect = reconnect_seconds ();
     if ((c->fd = dial (path)) < 0) {
@@ -401,19 +419,18 @@ static char *request_line (struct proto_request *req, long long id)
     return line;
 }
 
-/* Send req (its id set here) and wait for its reply, until deadline
+/* Send req under id and wait for its reply, until deadline
  * (monotonic; < 0: none; then the error is closed); events that come first
  * are kept for berth_next_event. With fast (may be NULL), the fast lane
  * tries each line first. 0 with *reply (the caller's), 1 when the fast lane
  * read it (into *fast), -1 on error. */
-static int exchange (berth_client_t *c, struct proto_request *req,
+static int exchange (berth_client_t *c, struct proto_request *req, long long id,
                      struct fast_reply *fast, json_t **reply, double deadline,
                      berth_client_error_t *err)
 {
     if (c->fd < 0)
         return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s went away and "
                               "is not connected again", c->path);
-    long long id = c->next_id++;
     char *line = request_line (req, id);
     if (!line)
         return client_errorf (err, BERTH_ERR_SYSTEM, "cannot encode the %s request "
@@ -521,7 +538,7 @@ static int take_back (berth_client_t *c, double deadline, berth_client_error_t *
     json_t *reply = NULL;
     proto_request_init (&req, PROTO_HELLO);
     req.hello.version = BERTH_PROTOCOL_VERSION;
-    if (exchange (c, &req, NULL, &reply, deadline, err) < 0)
+    if (exchange (c, &req, c->next_id++, NULL, &reply, deadline, err) < 0)
         return -1;
     json_decref (reply);
     for (int i = 0; i < c->nheld;) {
@@ -529,7 +546,7 @@ static int take_back (berth_client_t *c, double deadline, berth_client_error_t *
         proto_request_init (&req, PROTO_RECLAIM);
         req.reclaim.lease = c->held[i];
         reply = NULL;
-        if (exchange (c, &req, NULL, &reply, deadline, &e) == 0) {
+        if (exchange (c, &req, c->next_id++, NULL, &reply, deadline, &e) == 0) {
             json_decref (reply);
             i++;
             continue;
@@ -548,7 +565,7 @@ static int take_back (berth_client_t *c, double deadline, berth_client_error_t *
     if (c->watching) {
         proto_request_init (&req, PROTO_WATCH);
         reply = NULL;
-        if (exchange (c, &req, NULL, &reply, deadline, err) < 0)
+        if (exchange (c, &req, c->next_id++, NULL, &reply, deadline, err) < 0)
             return -1;
         json_decref (reply);
     }
@@ -607,15 +624,19 @@ static int reconnect (berth_client_t *c, berth_client_error_t *err)
 }
 
 /* exchange, and where berthd went away meanwhile (not asked to stop),
- * reconnect and send req again: an acquire with "resume", a release that
- * a reclaim found gone counts as done (*reply NULL). */
+ * reconnect and send req again, under the same id: an acquire with
+ * "resume", a release that a reclaim found gone counts as done (*reply
+ * NULL). */
 static int transact_fast (berth_client_t *c, struct proto_request *req,
                           struct fast_reply *fast, json_t **reply,
                           berth_client_error_t *err)
 {
     berth_client_error_t e;
+    /* sent again under the same id: berthd gives an acquire whose grant it
+     * journaled but whose reply a crash swallowed that lease, not another */
+    long long id = c->next_id++;
     for (int tries = 0;; tries++) {
-        int rc = exchange (c, req, fast, reply, -1, &e);
+        int rc = exchange (c, req, id, fast, reply, -1, &e);
         if (rc >= 0 || strcmp (e.code, BERTH_ERR_CLOSED) != 0
             || req->op == PROTO_SHUTDOWN || c->reconnect <= 0 || tries >= MAX_RESENDS) {
             if (rc < 0 && err)

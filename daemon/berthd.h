@@ -220,6 +220,10 @@ struct lease {
     pid_t watched;                /* the process whose exit ends the lease:
                                      its owner, or after a restart the holder
                                      of an orphaned lease; 0: none */
+    json_t *request;              /* the id of the request it answered, so
+                                     that one sent again after a restart
+                                     whose reply the crash swallowed gets
+                                     it (NULL: unknown) */
     uint64_t watched_start;       /* its start time, checked by the poll
                                      (a reused pid is a gone holder); 0: not
                                      checked */
@@ -347,7 +351,7 @@ int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
 int journal_grant (struct berthd *d, const struct lease *ls,
                    const struct lease_text *lt, uint64_t wait,
-                   berth_error_t *err);
+                   const char *request, berth_error_t *err);
 /* A request that waits in the queue (p->wait_id is set; not recorded when
  * the journal cannot be written: it then only loses its place in a
  * restart), and one that left it ungranted (p->wait_id cleared). */

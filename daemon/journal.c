@@ -78,20 +78,25 @@ static void list_lease (void *value, void *arg)
 
 static char *grant_line (struct berthd *d, const struct lease *ls,
                          const struct lease_text *lt, uint64_t wait,
-                         size_t *len)
+                         const char *request, size_t *len)
 {
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
     if (!ll)
         return NULL;
+    char *own = NULL;
+    if (!request && ls->request)
+        request = own = json_dumps (ls->request, JSON_COMPACT | JSON_ENCODE_ANY);
     struct grant_record_facts g = {
         .id = ls->id, .shape = &ls->shape,
         .layout = journal_layout_name (ls->layout),
         .detached = ls->detached, .expires = ls->expires,
         .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
         .peer_start = ls->peer_start, .uid = (int) ls->uid, .wait = wait,
-        .held = ll,
+        .request = request, .held = ll,
     };
-    return grant_record_line (lt, &g, len);
+    char *line = grant_record_line (lt, &g, len);
+    free (own);
+    return line;
 }
 
 static json_t *wait_record (uint64_t id, double since, pid_t pid,
@@ -149,7 +154,7 @@ static int compact (struct berthd *d, const struct lease *skip,
         char *g = NULL;
         lease_to_proto (l.v[i], false, &pl);
         if (lease_text_build (&pl, &lt) == 0) {
-            g = grant_line (d, l.v[i], &lt, 0, &glen);
+            g = grant_line (d, l.v[i], &lt, 0, NULL, &glen);
             lease_text_free (&lt);
         }
         bool written = g && fwrite (g, 1, glen, f) == glen;
@@ -231,7 +236,7 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
  * dumping it were most of what a grant cost). */
 int journal_grant (struct berthd *d, const struct lease *ls,
                    const struct lease_text *lt, uint64_t wait,
-                   berth_error_t *err)
+                   const char *request, berth_error_t *err)
 {
     berth_error_t why;
     if (d->journal_dirty && compact (d, ls, &why) < 0)
@@ -242,7 +247,7 @@ int journal_grant (struct berthd *d, const struct lease *ls,
                           "space where the state directory is)", ls->name,
                           d->journal_path, why.text);
     size_t len = 0;
-    char *line = grant_line (d, ls, lt, wait, &len);
+    char *line = grant_line (d, ls, lt, wait, request, &len);
     if (!line)
         return errprintf (err, "out of memory journaling %s", ls->name);
     bool torn = false;
@@ -831,6 +836,15 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     ls->peer_pid = peer;
     ls->peer_start = (uint64_t) peer_start;
     ls->reclaim_by = -1;
+    json_t *rq = json_object_get (rec, "request");
+    if (rq && !json_is_integer (rq) && !json_is_string (rq)) {
+        free (ls);
+        proto_lease_free (&pl);
+        return errprintf (err, "the grant record of L%lld has a request id "
+                          "that is neither an integer nor a string",
+                          (long long) id);
+    }
+    ls->request = json_incref (rq);
     ls->uid = (uid_t) uid;
     ls->granted = granted;
     ls->expires = json_is_number (expires) ? json_number_value (expires) : -1;

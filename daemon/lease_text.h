@@ -57,6 +57,8 @@ struct grant_record_facts {
     int owner, peer_pid, uid;
     uint64_t peer_start;          /* the holder's start time (pidstart.h) */
     uint64_t wait;                /* the wait record it ends; 0: none */
+    const char *request;          /* the request's id as JSON text; NULL:
+                                     none */
     const struct ledger_lease *held;
 };
 char *grant_record_line (const struct lease_text *t,

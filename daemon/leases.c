@@ -55,6 +55,7 @@ void lease_free (struct berthd *d, struct lease *ls)
         close (ls->pidfd);
     if (idmap_get (d->leases, ls->id) == ls)
         idmap_remove (d->leases, ls->id);
+    json_decref (ls->request);
     placement_free (&ls->placement);
     launch_free (&ls->launch);
     env_free (ls->env, ls->nenv);
@@ -519,7 +520,12 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                         ls->name);
         goto fail;
     }
-    if (journal_grant (d, ls, &lt, p->wait_id, err) < 0) {
+    /* the request's id: in the journal for a request sent again after a
+     * restart, and in the reply */
+    char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
+    ls->request = json_incref (p->id);
+    if (journal_grant (d, ls, &lt, p->wait_id, idtext, err) < 0) {
+        free (idtext);
         lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
         goto fail;
@@ -533,7 +539,6 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
                  "only by release", ls->name);
     /* the reply: {"id": ..., "ok": true, <the lease's members>} */
-    char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
     char head[1024], evhead[96];
     size_t len = 0;
     char *warning = NULL;
@@ -626,6 +631,68 @@ static const char *cut_code (const char *code)
     return k ? k : PROTO_ERR_UNSATISFIABLE;
 }
 
+/* An orphaned lease bound to c from now on (it ends when c closes). */
+static void rebind (struct berthd *d, struct conn *c, struct lease *ls)
+{
+    berth_error_t err;
+    if (ls->grace_ev)
+        event_free (ls->grace_ev);
+    ls->grace_ev = NULL;
+    lease_unwatch (d, ls);
+    ls->reclaim_by = -1;
+    pid_t was = ls->peer_pid;
+    ls->peer_pid = c->pid;
+    ls->peer_start = conn_peer_start (c);
+    link_conn (ls, c);
+    /* Another process took it: a later restart must watch that one. */
+    if (was != c->pid && journal_reclaim (d, ls, &err) < 0)
+        log_msg (LOG_WARNING, "%s", err.text);
+    log_msg (LOG_INFO, "%s reclaimed by pid %d", ls->name, (int) c->pid);
+    notify_status_soon (d);
+}
+
+struct unanswered {
+    struct conn *c;
+    const json_t *id;
+    uint64_t start;
+    struct lease *found;
+};
+
+static void find_unanswered (void *value, void *arg)
+{
+    struct lease *ls = value;
+    struct unanswered *u = arg;
+    if (!u->found && !ls->conn && ls->request && ls->peer_pid == u->c->pid
+        && ls->uid == u->c->uid
+        && (!ls->peer_start || !u->start || ls->peer_start == u->start)
+        && json_equal (ls->request, u->id))
+        u->found = ls;
+}
+
+/* An acquire sent again after a restart whose grant was journaled but whose
+ * reply the crash swallowed: the same process asking under the same id
+ * gets that lease (bound to this connection unless detached), not a second
+ * one. 1 when answered so. */
+static int answer_again (struct conn *c, struct proto_request *req)
+{
+    struct berthd *d = c->d;
+    struct unanswered u = { c, req->id, conn_peer_start (c), NULL };
+    berth_error_t err;
+    idmap_each (d->leases, find_unanswered, &u);
+    struct lease *ls = u.found;
+    if (!ls || (!ls->detached && c->nleases >= d->cfg.max_leases_per_conn)
+        || lease_env (d, ls, &err) < 0)
+        return 0;
+    if (!ls->detached)
+        rebind (d, c, ls);
+    log_msg (LOG_INFO, "%s answers a request sent again after the restart "
+             "(its reply was lost)", ls->name);
+    struct proto_lease pl;
+    lease_to_proto (ls, req->acquire.env, &pl);
+    conn_send (c, proto_acquire_reply (req->id, &pl));
+    return 1;
+}
+
 void handle_acquire (struct conn *c, struct proto_request *req)
 {
     struct berthd *d = c->d;
@@ -644,6 +711,8 @@ void handle_acquire (struct conn *c, struct proto_request *req)
                          c->nleases);
         return;
     }
+    if (a->resume && answer_again (c, req))
+        return;
     if (a->owner_pid > 0 && pid_gone (a->owner_pid)) {
         conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "acquire: "
                          "owner_pid %d is not a running process", a->owner_pid);
@@ -766,22 +835,8 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
         conn_send_error (c, req->id, err.code, "%s", err.text);
         return;
     }
-    if (!ls->conn) {
-        if (ls->grace_ev)
-            event_free (ls->grace_ev);
-        ls->grace_ev = NULL;
-        lease_unwatch (d, ls);
-        ls->reclaim_by = -1;
-        pid_t was = ls->peer_pid;
-        ls->peer_pid = c->pid;
-        ls->peer_start = conn_peer_start (c);
-        link_conn (ls, c);
-        /* Another process took it: a later restart must watch that one. */
-        if (was != c->pid && journal_reclaim (d, ls, &err) < 0)
-            log_msg (LOG_WARNING, "%s", err.text);
-        log_msg (LOG_INFO, "%s reclaimed by pid %d", ls->name, (int) c->pid);
-        notify_status_soon (d);
-    }
+    if (!ls->conn)
+        rebind (d, c, ls);
     struct proto_lease pl;
     lease_to_proto (ls, true, &pl);
     conn_send (c, proto_acquire_reply (req->id, &pl));

@@ -13,7 +13,8 @@ flight, twice in a row, through a listening socket kept across the crash
 has no user manager, so the test keeps the socket itself), berthd never
 coming back (berth run still returns the step's status and says once that
 the release was not recorded), a lease released by another client while its
-holder was away (the holder is told once), a holder berthd cannot watch (another pid
+holder was away (the holder is told once), a grant whose reply the crash
+swallowed (the acquire sent again gets that lease), a holder berthd cannot watch (another pid
 namespace: the grace applies and status says so), and `berth acquire`'s
 detached leases (ttl and owner-pid bound), which a restart leaves alone.
 
@@ -416,6 +417,32 @@ def test_freed_meanwhile():
         d.cleanup()
 
 
+def test_reply_lost():
+    """A grant journaled whose reply the crash swallowed: the acquire sent
+    again by the same process under the same id, with resume, is answered
+    with that lease, not a second one; another id is a new request."""
+    d = local_daemon(("--reclaim-grace", "60")).start()
+    try:
+        ncores = cores_of(d)
+        c = d.client()
+        first = c.request("acquire", id=123456789, cores=ncores, label="lost-reply")
+        t.check(first.get("ok"), "every core granted", str(first)[:200])
+        restart(d)
+        c.close()
+        again = d.client()
+        r = again.request("acquire", id=123456789, cores=ncores, label="lost-reply", resume=True)
+        t.check(r.get("ok") and r.get("lease") == first["lease"] and r["placement"] == first["placement"],
+                "the same request sent again gets the lease granted to it", str(r)[:300])
+        t.check(leases(d)["lost-reply"]["holder"] == "connection", "bound to the new connection")
+        other = again.request("acquire", id=123456790, cores=ncores, resume=True, wait=False)
+        t.check(other.get("error", {}).get("code") == "busy", "another id is a new request (nothing free)",
+                str(other)[:200])
+        again.close()
+        t.check(wait_until(lambda: not leases(d), LONG), "the lease ends with its new connection")
+    finally:
+        d.cleanup()
+
+
 def can_unshare():
     u = shutil.which("unshare")
     return u and subprocess.run([u, "--pid", "--fork", "--mount-proc", "true"],
@@ -495,7 +522,7 @@ def main():
         print("BERTH is not set to the built berth")
         sys.exit(2)
     t.run_each((test_step_runs, test_request_waits, test_release_in_flight, test_twice, test_kept_socket,
-                test_never_back, test_freed_meanwhile, test_unwatchable, test_detached))
+                test_never_back, test_freed_meanwhile, test_reply_lost, test_unwatchable, test_detached))
     print(f"info: {RESTARTS[0]} restarts (kill -9), {GRANTS[0]} grants checked against the steps' own records, "
           f"0 double grants allowed", flush=True)
     t.finish()
