@@ -24,6 +24,7 @@ static void usage (FILE *f)
 "  --machine NAME          a shipped machine (default: chosen from the environment)\n"
 "  --config FILE           a machine or user config file (repeatable, later wins)\n"
 "  --compiler C            compiler section to overlay ([parallel.C])\n"
+"  --machine-path DIR      look for NAME.cfg in DIR first (repeatable)\n"
 "  --nodes N               render as inside an allocation of N nodes\n"
 "  --launcher-version V    slurm:MAJOR.MINOR[.MICRO], pals, openmpi, mpich,\n"
 "                          taskset or none (openmpi, mpich: taskset and that\n"

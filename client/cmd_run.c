@@ -22,6 +22,7 @@
 #include "cli_daemon.h"
 #include "commands.h"
 #include "idset.h"
+#include "local_launch.h"
 #include "request_options.h"
 #include "topology.h"
 #include "wait_progress.h"
@@ -50,9 +51,10 @@ static void usage (FILE *f)
     request_options_help (f);
     fprintf (f,
 "Running:\n"
-"  --local                  run here with CPU affinity (and, on a GPU node,\n"
-"                           the vendor's visible-devices variable) instead of\n"
-"                           through the launcher; berthd places it on its node\n"
+"  --local                  run on berthd's node: with CPU affinity (and, on a\n"
+"                           GPU node, the vendor's visible-devices variable)\n"
+"                           where berth places by CPU binding; through srun\n"
+"                           where Slurm places every step (20.11 and newer)\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
 "                           placed cores of a --local step)\n"
 "  -v, --verbose            say on stderr what was granted (and a cut made by\n"
@@ -361,7 +363,8 @@ int cmd_run (int argc, char **argv)
     berth_request_set_bool (r, "env", 1, NULL);
     if (a.local)
         berth_request_set_bool (r, "local", 1, NULL);
-    else if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
+    /* a local step's too: berthd renders its launch where srun places it */
+    if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
         berth_request_free (r);
         return cli_fail (CLI_EXIT_BERTH, "run", "%s", err.message);
     }
@@ -390,21 +393,30 @@ int cmd_run (int argc, char **argv)
     cli_lease_warning ("run", l);
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
-    if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
+    bool oom = false;
+    char **wrapped = a.local ? local_launch (l, a.argv, &oom) : NULL;
+    bool bind = a.local && !wrapped;   /* else a launcher places the step */
+    if (wrapped)
+        step_argv = wrapped;
+    if (oom)
+        rc = cli_fail (CLI_EXIT_BERTH, "run", "out of memory, or /proc/self/exe "
+                       "unreadable, preparing the launch of %s", berth_lease_id (l));
+    else if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
         rc = cli_fail (CLI_EXIT_BERTH, "run", "berthd granted lease %s without a "
                        "rendered launch; cannot run the step", berth_lease_id (l));
-    else if (a.local && local_cpus (l, &cpus) != 0)
+    else if (bind && local_cpus (l, &cpus) != 0)
         rc = CLI_EXIT_BERTH;
     else if (step_environment (l, &a) != 0)
         rc = CLI_EXIT_BERTH;
     else {
         if (a.verbose)
             describe (l, step_argv, asked, a.gpus);
-        rc = run_step (step_argv, a.local ? &cpus : NULL, c);
+        rc = run_step (step_argv, bind ? &cpus : NULL, c);
     }
     long step_ms = ms_since (&granted), settle_ms = 0;
-    if (!a.local)
+    if (!bind && step_argv)   /* none when berthd rendered no launch */
         settle_ms = srun_settle (step_argv, berth_lease_nnodes (l));
+    free (wrapped);
     /* libberth reconnects if berthd went away meanwhile. If it never came
      * back, berthd (restarted later) frees the lease when this process has
      * exited; the step's status is returned whatever happened. */

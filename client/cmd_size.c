@@ -29,7 +29,7 @@ static void usage (FILE *f)
 "  --max-cells-per-gpu N        default: [sizing] max_cells_per_gpu, else %d\n"
 "  --goal-cells-per-core N      default: [sizing] goal_cells_per_core\n"
 "  --max-cells-per-core N       default: [sizing] max_cells_per_core\n"
-"  --machine NAME, --config FILE, --compiler C\n"
+"  --machine NAME, --config FILE, --compiler C, --machine-path DIR\n"
 "                               where the [sizing] figures come from\n"
 "  --json                       an object instead of options\n"
 "  -h, --help                   this text\n",

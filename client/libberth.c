@@ -800,6 +800,25 @@ int berth_release (berth_client_t *c, const char *lease, berth_client_error_t *e
     return rc < 0 ? -1 : 0;
 }
 
+int berth_placed (berth_client_t *c, const char *lease, const int *cores,
+                  int ncores, const int *gpu_ids, int ngpu_ids,
+                  berth_client_error_t *err)
+{
+    if (!c || !lease || !*lease || !cores || ncores < 1 || (ngpu_ids > 0 && !gpu_ids))
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_placed: no client, no lease id "
+                              "or no cores");
+    struct proto_request req;
+    proto_request_init (&req, PROTO_PLACED);
+    req.placed.lease = (char *) lease;
+    req.placed.cores = (int *) cores;
+    req.placed.ncores = ncores;
+    req.placed.gpu_ids = (int *) gpu_ids;
+    req.placed.ngpu_ids = ngpu_ids < 0 ? -1 : ngpu_ids;
+    json_t *reply = transact (c, &req, err);
+    json_decref (reply);
+    return reply ? 0 : -1;
+}
+
 berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
                               int ntasks, int cpus_per_task, long long memory_cap_mb,
                               const char *const *argv, berth_client_error_t *err)

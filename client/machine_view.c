@@ -100,6 +100,14 @@ json_t *machine_view_json (struct machine *m, berth_error_t *err)
                       "targets", targets_to_json (t));
     if (!view)
         goto nomem;
+    /* which file was read and why: the search path's answer */
+    if (json_object_set_new (view, "file", m->file ? json_string (m->file)
+                                                   : json_null ()) < 0
+        || json_object_set_new (view, "file_why", json_string (
+               m->file_why ? m->file_why
+                           : "none: a generic machine built from the job's "
+                             "environment")) < 0)
+        goto nomem;
     goto done;
 nomem:
     errprintf (err, "out of memory");
@@ -161,6 +169,8 @@ void machine_view_print (json_t *view, FILE *f)
 {
     fprintf (f, "%-18s %s (%s)\n", "machine", str (view, "machine"),
              str (view, "chosen_why"));
+    fprintf (f, "%-18s %s (%s)\n", "file", str (view, "file"),
+             str (view, "file_why"));
     fprintf (f, "%-18s %s (%s)\n", "compiler", str (view, "compiler"),
              str (view, "compiler_why"));
     size_t ci;

@@ -50,6 +50,10 @@ struct machine {
     char *compiler_warning; /* a compiler the machine does not know, taken
                                because it lists no compilers; else NULL */
     char *chosen_why;   /* how the machine was chosen, for people */
+    char *file;         /* the machine file read (a path, or machines/X.cfg
+                         * for a shipped one); NULL for a generic machine */
+    char *file_why;     /* why that file: where on the search path, or
+                         * shipped; NULL with file */
     struct config *cfg; /* the layered config, owned */
     struct machine_parallel par;
 };
@@ -58,11 +62,18 @@ struct machine_options {
     const char *name;            /* --machine, or NULL */
     const char *const *configs;  /* --config files, NULL-terminated, or NULL */
     const char *compiler;        /* --compiler, or NULL ([build] compiler) */
+    const char *const *machine_path; /* --machine-path directories,
+                                      * NULL-terminated, or NULL: searched
+                                      * before BERTH_MACHINE_PATH */
 };
 
-/* Load and layer the config and compute the effective options. With neither
- * name nor configs, the machine is chosen as 10-machines-and-config.md says
- * (BERTH_MACHINE, [discovery] hostnames, generic Slurm/PBS job, localhost).
+/* Load and layer the config and compute the effective options. Without a
+ * name, and without a --config file that sets [parallel] system (a machine of
+ * its own), the machine is chosen as 10-machines-and-config.md says
+ * (BERTH_MACHINE, [discovery] hostnames, generic Slurm/PBS job, localhost)
+ * and the config files are layered over it. <name>.cfg is looked for in the
+ * machine search path (machine_path, then BERTH_MACHINE_PATH, a colon list,
+ * then BERTH_MACHINES_DIR) before the shipped machines.
  * Errors name the file and line, or the option and system. */
 int machine_load (const struct machine_options *opts, struct machine **mp,
                   berth_error_t *err);

@@ -34,6 +34,9 @@ static const char usage_text[] =
 "  --machine NAME            machine config to use (default: detected)\n"
 "  --config FILE             extra config file, layered last (repeatable)\n"
 "  --compiler NAME           compiler section of the machine config\n"
+"  --machine-path DIR        look for NAME.cfg in DIR before the shipped\n"
+"                            machines (repeatable, in order; then the colon\n"
+"                            list BERTH_MACHINE_PATH)\n"
 "  --socket PATH             socket to listen on (default: per user and job,\n"
 "                            $XDG_RUNTIME_DIR/berth/<job>.sock or\n"
 "                            /tmp/berth-<uid>/<job>.sock)\n"
@@ -119,7 +122,7 @@ void berthd_check_drained (struct berthd *d)
 /* ---- options ---- */
 
 enum {
-    OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
+    OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_MACHINE_PATH, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
     OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL,
     OPT_DEADLINE, OPT_STALL, OPT_SPIN, OPT_HELP,
@@ -130,6 +133,7 @@ static const struct option long_options[] = {
     { "machine", required_argument, NULL, OPT_MACHINE },
     { "config", required_argument, NULL, OPT_CONFIG },
     { "compiler", required_argument, NULL, OPT_COMPILER },
+    { "machine-path", required_argument, NULL, OPT_MACHINE_PATH },
     { "socket", required_argument, NULL, OPT_SOCKET },
     { "state-dir", required_argument, NULL, OPT_STATE_DIR },
     { "foreground", no_argument, NULL, OPT_FOREGROUND },
@@ -181,6 +185,8 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
                           berth_error_t *err)
 {
     static const char *configs[64];
+    static const char *mpath[33];
+    int nmpath = 0;
     int nconfigs = 0, c;
     bool detach = false;
     *cfg = (struct berthd_config) {
@@ -201,6 +207,12 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
             configs[nconfigs++] = optarg;
             break;
         case OPT_COMPILER: cfg->compiler = optarg; break;
+        case OPT_MACHINE_PATH:
+            if (nmpath == 32)
+                return errprintf (err, "at most 32 --machine-path "
+                                  "directories");
+            mpath[nmpath++] = optarg;
+            break;
         case OPT_SOCKET: cfg->socket_path = optarg; break;
         case OPT_STATE_DIR: cfg->state_dir = optarg; break;
         case OPT_FOREGROUND: cfg->foreground = true; break;
@@ -266,6 +278,8 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         return errprintf (err, "--detach and --foreground contradict each "
                           "other; give one");
     configs[nconfigs] = NULL;
+    mpath[nmpath] = NULL;
+    cfg->machine_path = mpath;
     return 0;
 }
 
@@ -416,7 +430,7 @@ static const char *account_name (void)
 static int start (struct berthd *d, int *code, berth_error_t *err)
 {
     struct machine_options mo = { d->cfg.machine, d->cfg.configs,
-                                  d->cfg.compiler };
+                                  d->cfg.compiler, d->cfg.machine_path };
     struct allocation_env aenv = { .refuse_stale = true,
                                    .user_lookup = account_name };
     *code = BERTHD_EXIT_RUNTIME;
@@ -489,6 +503,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
             return errprintf (err, "cannot install signal handlers");
     if (notify_init (d) < 0)
         return errprintf (err, "out of memory setting up sd_notify");
+    events_allocation (d);
     if (journal_restore_leases (d, err) < 0 || server_listen (d, err) < 0)
         return -1;
     d->started = now_wall ();

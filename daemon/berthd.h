@@ -38,6 +38,7 @@ struct berthd_config {
     const char *machine;
     const char **configs;         /* NULL-terminated */
     const char *compiler;
+    const char *const *machine_path; /* --machine-path dirs, NULL-terminated */
     const char *socket_path;      /* NULL: the default for the job */
     const char *state_dir;        /* NULL: beside the default socket */
     bool foreground, print_env;
@@ -276,6 +277,10 @@ void dispatch_shutdown (struct berthd *d, bool force);
 void handle_acquire (struct conn *c, struct proto_request *req);
 void handle_release (struct conn *c, struct proto_request *req);
 void handle_reclaim (struct conn *c, struct proto_request *req);
+void handle_placed (struct conn *c, struct proto_request *req);
+/* A local step that the scheduler places (SCHEDULER mode): launched
+ * through srun on berthd's node instead of bound by its client. */
+bool lease_local_launched (const struct berthd *d, const struct lease *ls);
 int lease_grant (struct berthd *d, struct pending *p, uint64_t lease_id,
                  berth_error_t *err);
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);
@@ -338,6 +343,7 @@ void events_reopen (struct berthd *d);
 void events_close (struct berthd *d);
 void events_flush (struct berthd *d);     /* the log up to date, now */
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
+void events_allocation (struct berthd *d);   /* the "allocation" event */
 void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
 int events_history (struct berthd *d, struct conn *c);
 

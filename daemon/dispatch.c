@@ -148,6 +148,7 @@ static const struct {
     { PROTO_WATCH, handle_watch },
     { PROTO_SHUTDOWN, handle_shutdown },
     { PROTO_RECLAIM, handle_reclaim },
+    { PROTO_PLACED, handle_placed },
 };
 
 void dispatch_line (struct conn *c, const char *line, size_t len)

@@ -172,7 +172,8 @@ static int build_env (struct berthd *d, struct lease *ls,
         || add_env (ls, &cap, "BERTH_CORES", cores) < 0
         || add_env (ls, &cap, "BERTH_GPUS", gpus) < 0
         || (mem[0] && add_env (ls, &cap, "BERTH_MEMORY_MB", mem) < 0)
-        || (ls->local && d->gpu_var && add_env (ls, &cap, d->gpu_var, gpus) < 0))
+        || (ls->local && !lease_local_launched (d, ls) && d->gpu_var
+            && add_env (ls, &cap, d->gpu_var, gpus) < 0))
         goto done;
     rc = 0;
 done:
@@ -218,14 +219,26 @@ static int copy_argv (char *const *argv, struct launch *out)
     return 0;
 }
 
+/* In SCHEDULER mode Slurm picks the CPUs (and GPUs) of every srun step and
+ * knows nothing of a process its client binds itself: it could give an
+ * srun step beside it the same CPUs. So there a local step goes through
+ * srun as well, on berthd's node, and Slurm places it with every other
+ * step; the step then tells berthd the CPUs it got (op placed). Where berth
+ * places on given cores (CPU_BINDING) the ledger's ids are the real ones
+ * and the client binds to them. */
+bool lease_local_launched (const struct berthd *d, const struct lease *ls)
+{
+    return ls->local && d->caps.placement == PLACEMENT_SCHEDULER;
+}
+
 /* A launched step gets the machine's launch line; a local step is not
- * launched: its argv is the program itself, which the client runs with CPU
- * affinity on the placed cores (and, on a GPU node, the visible-devices
- * variable in the environment delta). */
+ * launched (but see lease_local_launched): its argv is the program itself,
+ * which the client runs with CPU affinity on the placed cores (and, on a GPU
+ * node, the visible-devices variable in the environment delta). */
 static int build_launch (struct berthd *d, struct lease *ls,
                          char *const *argv, berth_error_t *err)
 {
-    if (!ls->local) {
+    if (!ls->local || lease_local_launched (d, ls)) {
         struct launch_request lr = {
             .argv = argv, .ntasks = ls->shape.ntasks,
             .cpus_per_task = ls->shape.cpus_per_task,
@@ -464,7 +477,7 @@ static void link_conn (struct lease *ls, struct conn *c)
 int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                  berth_error_t *err)
 {
-    char late[512];
+    char late[1024];
     /* Time has passed while it waited: check its duration again. */
     if (jobend_admit (d, &p->acq, late, sizeof (late), err) < 0) {
         ledger_release (d->ledger, id, NULL);
@@ -500,6 +513,15 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
                         "lease");
         goto fail;
+    }
+    /* Bound by its client to ids Slurm knows nothing of: say so. */
+    if (lease_local_launched (d, ls) && !p->acq.step.argv) {
+        size_t at = strlen (late);
+        snprintf (late + at, sizeof (late) - at, "%s%s is a local step acquired "
+                  "without argv: Slurm places every step here and does not know the "
+                  "cores its client binds it to, so an srun step may be given the same "
+                  "CPUs; acquire it with argv (berth run --local does) to have berthd "
+                  "launch it through srun", at ? "; " : "", ls->name);
     }
     if (p->acq.step.argv && build_launch (d, ls, p->acq.step.argv, err) < 0) {
         err->code = PROTO_ERR_UNSATISFIABLE;
@@ -840,4 +862,86 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
     struct proto_lease pl;
     lease_to_proto (ls, true, &pl);
     conn_send (c, proto_acquire_reply (req->id, &pl));
+}
+
+static int by_value (const void *a, const void *b)
+{
+    int x = *(const int *) a, y = *(const int *) b;
+    return x < y ? -1 : x > y;
+}
+
+/* A local step that srun placed reports, from inside the step, the CPU ids
+ * it really got: from then on its lease shows those (status, BERTH_CORES of
+ * a reclaim). The ledger keeps counting cores on the node, as for every
+ * step Slurm places. */
+void handle_placed (struct conn *c, struct proto_request *req)
+{
+    struct berthd *d = c->d;
+    const char *name = req->placed.lease;
+    struct lease *ls = lease_lookup (d, name);
+    int n = req->placed.ncores, *ids = req->placed.cores;
+    if (!ls) {
+        conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
+                         "was never granted or is already released", name);
+        return;
+    }
+    if (c->uid != 0 && c->uid != ls->uid) {
+        conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
+                         "to uid %d, not to this connection's uid %d", name,
+                         (int) ls->uid, (int) c->uid);
+        return;
+    }
+    if (!lease_local_launched (d, ls)) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' is "
+                         "%s: berthd chose its cores itself, so there is "
+                         "nothing to report", name, ls->local
+                         ? "a local step that its client binds" : "not local");
+        return;
+    }
+    struct placement_node *pn = &ls->placement.nodes[0];
+    qsort (ids, (size_t) n, sizeof (*ids), by_value);
+    for (int i = 1; i < n; i++)
+        if (ids[i] == ids[i - 1]) {
+            conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
+                             "cores names CPU %d twice", ids[i]);
+            return;
+        }
+    if (n != pn->ncores) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
+                         "cores reported for %s, which holds %d on %s", n, name,
+                         pn->ncores, pn->name);
+        return;
+    }
+    int ng = req->placed.ngpu_ids, *gids = req->placed.gpu_ids;
+    if (ng >= 0 && ng != ls->placement.ngpu_ids) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
+                         "GPUs reported for %s, which holds %d", ng, name,
+                         ls->placement.ngpu_ids);
+        return;
+    }
+    if (ng > 0) {
+        int have = d->alloc->nodes[d->alloc->local_node].gpus;
+        qsort (gids, (size_t) ng, sizeof (*gids), by_value);
+        for (int i = 0; i < ng; i++)
+            if ((i && gids[i] == gids[i - 1]) || gids[i] >= have) {
+                conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
+                                 "gpu_ids names GPU %d %s", gids[i], i && gids[i]
+                                 == gids[i - 1] ? "twice" : "that the node lacks");
+                return;
+            }
+        memcpy (ls->placement.gpu_ids, gids, (size_t) ng * sizeof (*gids));
+    }
+    memcpy (pn->cores, ids, (size_t) n * sizeof (*ids));
+    /* BERTH_CORES follows the cores when next built */
+    env_free (ls->env, ls->nenv);
+    ls->env = NULL;
+    ls->nenv = 0;
+    char set[256], gset[256] = "none";
+    idset_format (pn->cores, pn->ncores, set, sizeof (set));
+    if (ls->placement.ngpu_ids > 0)
+        idset_format (ls->placement.gpu_ids, ls->placement.ngpu_ids, gset, sizeof (gset));
+    log_msg (LOG_INFO, "%s runs on cores %s and GPUs %s of %s", ls->name, set, gset,
+             pn->name);
+    notify_status_soon (d);
+    conn_send (c, proto_ok_reply (req->id, NULL));
 }

@@ -224,12 +224,12 @@ void queue_submit (struct berthd *d, struct pending *p)
     }
     d->npending++;
     p->added = now_mono ();
-    if (!was_empty) {
-        /* Others wait: the queue decides (backfill, starvation bound). */
-        queue_run (d);
-        if (c->pending != p)
-            return;           /* granted */
-    }
+    /* The queue decides (backfill, starvation bound) and, where it was
+     * empty, tries the request once more so that its reason is known at
+     * once: "not tried yet" never shows. */
+    queue_run (d);
+    if (c->pending != p)
+        return;               /* granted */
     struct waitqueue_entry_info info;
     const char *reason = entry_of (d, p->ticket, &info) == 0 && info.reason
                          && *info.reason ? info.reason : why;

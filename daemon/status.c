@@ -193,14 +193,19 @@ json_t *resources_lease (struct berthd *d, const struct lease *ls)
     }
     for (int i = 0; i < ll->nnodes; i++) {
         const struct ledger_lease_node *ln = &ll->nodes[i];
+        /* the lease's ids: the ledger's, or those a local step srun placed
+         * reported (op placed) */
+        const int *cids = ls->placement.nodes[i].cores;
+        const int *gids = ll->nnodes == 1 && ls->placement.gpu_ids
+                          ? ls->placement.gpu_ids : ln->gpus;
         char *ids = malloc ((size_t) ln->ncores * 9 + 1);
         json_t *g = json_array ();
         for (int k = 0; g && k < ln->ngpus; k++)
-            json_array_append_new (g, json_integer (ln->gpus[k]));
+            json_array_append_new (g, json_integer (gids[k]));
         int64_t m = ls->shape.memory >= 0 ? ls->shape.memory
                     : ls->shape.budget >= 0 ? ln->memory : -1;
         if (!ids || !g
-            || idset_format (ln->cores, ln->ncores, ids,
+            || idset_format (cids, ln->ncores, ids,
                              (size_t) ln->ncores * 9 + 1) < 0
             || json_array_append_new (nodes, json_pack (
                    "{s:s s:s s:i s:i s:o s:o}", "name",

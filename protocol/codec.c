@@ -15,10 +15,10 @@ static const char *const op_names[] = {
     [PROTO_RELEASE] = "release",     [PROTO_RENDER] = "render",
     [PROTO_RESOURCES] = "resources", [PROTO_STATUS] = "status",
     [PROTO_WATCH] = "watch",         [PROTO_SHUTDOWN] = "shutdown",
-    [PROTO_RECLAIM] = "reclaim",
+    [PROTO_RECLAIM] = "reclaim",     [PROTO_PLACED] = "placed",
 };
 #define NOPS ((int) (sizeof (op_names) / sizeof (op_names[0])))
-#define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim"
+#define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim, placed"
 
 static const char *const error_codes[] = {
     PROTO_ERR_INVALID_REQUEST, PROTO_ERR_UNSATISFIABLE, PROTO_ERR_TIMEOUT,
@@ -30,7 +30,9 @@ static const char *const error_codes[] = {
 static const char *const event_names[] = {
     [PROTO_EV_GRANTED] = "granted", [PROTO_EV_WAITED] = "waited",
     [PROTO_EV_RELEASED] = "released", [PROTO_EV_REFUSED] = "refused",
+    [PROTO_EV_ALLOCATION] = "allocation",
 };
+#define NEVENTS ((int) (sizeof (event_names) / sizeof (event_names[0])))
 
 const char *proto_error_code (const char *code)
 {
@@ -78,6 +80,9 @@ void proto_request_init (struct proto_request *req, enum proto_op op)
         req->render.ntasks = 1;
         req->render.memory_cap = -1;
         break;
+    case PROTO_PLACED:
+        req->placed.ngpu_ids = -1;
+        break;
     default:
         break;
     }
@@ -96,6 +101,11 @@ void proto_request_free (struct proto_request *req)
         break;
     case PROTO_RECLAIM:
         free (req->reclaim.lease);
+        break;
+    case PROTO_PLACED:
+        free (req->placed.lease);
+        free (req->placed.cores);
+        free (req->placed.gpu_ids);
         break;
     case PROTO_RENDER:
         placement_free (&req->render.placement);
@@ -138,6 +148,9 @@ void proto_event_free (struct proto_event *ev)
     proto_lease_free (&ev->lease);
     free (ev->label);
     free (ev->why);
+    free (ev->job_id);
+    free (ev->machine);
+    json_decref (ev->nodes);
     memset (ev, 0, sizeof (*ev));
     proto_lease_init (&ev->lease);
 }
@@ -795,7 +808,7 @@ static int decode_lease_op (const struct ctx *c, json_t *o, bool required,
 
 static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
 {
-    json_t *skip, *v = NULL;
+    json_t *skip, *v = NULL, *cores = NULL, *gpus = NULL;
     json_error_t je;
 
     switch (r->op) {
@@ -809,6 +822,18 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
         return decode_lease_op (c, o, true, &r->reclaim.lease);
     case PROTO_RENDER:
         return decode_render (c, o, &r->render);
+    case PROTO_PLACED:
+        if (unpack_request (o, &je, "{s:o s:o s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "lease", &v, "cores", &cores, "gpu_ids", &gpus) < 0)
+            return unpack_error (c, &je);
+        if (get_name (c, "lease", v, &r->placed.lease) < 0
+            || get_ids (c, "cores", cores, &r->placed.cores, &r->placed.ncores) < 0
+            || (!absent (gpus) && get_ids (c, "gpu_ids", gpus, &r->placed.gpu_ids,
+                                           &r->placed.ngpu_ids) < 0))
+            return -1;
+        if (r->placed.ncores < 1)
+            return bad (c, "cores", "a non-empty array of ids", cores);
+        return 0;
     case PROTO_RESOURCES:
         return decode_lease_op (c, o, false, &r->resources.lease);
     case PROTO_STATUS: {
@@ -1013,6 +1038,14 @@ json_t *proto_encode_request (const struct proto_request *req)
     case PROTO_RENDER:
         rc = o && req->render.argv ? encode_render (o, &req->render) : -1;
         break;
+    case PROTO_PLACED:
+        rc = o && req->placed.lease && req->placed.ncores > 0
+             ? set_new (o, "lease", json_string (req->placed.lease))
+               | set_new (o, "cores", ids_json (req->placed.cores, req->placed.ncores))
+               | (req->placed.ngpu_ids < 0 ? 0 : set_new (o, "gpu_ids", ids_json (
+                      req->placed.gpu_ids, req->placed.ngpu_ids)))
+             : -1;
+        break;
     case PROTO_RESOURCES:
         if (o && req->resources.lease)
             rc = set_new (o, "lease", json_string (req->resources.lease));
@@ -1211,6 +1244,14 @@ json_t *proto_event_refused (double time, const char *label, const berth_error_t
                       why && why->code ? why->code : PROTO_ERR_INTERNAL, "message", text);
 }
 
+json_t *proto_event_allocation (double time, const char *job_id, const char *machine,
+                                json_t *nodes)
+{
+    return nodes ? json_pack ("{s:s s:f s:s? s:s? s:o}", "event", "allocation", "time",
+                              time, "job_id", job_id, "machine", machine, "nodes", nodes)
+                 : NULL;
+}
+
 char *proto_line (const json_t *msg)
 {
     char *s = msg ? json_dumps (msg, JSON_COMPACT) : NULL;
@@ -1349,6 +1390,45 @@ int proto_decode_render_reply (const json_t *msg, struct launch *launch,
     return decode_launch (&c, argv, json_object_get (msg, "env_delta"), launch);
 }
 
+/* The allocation event's nodes, each checked as the report will read it. */
+static int decode_allocation_event (const struct ctx *c, const json_t *msg,
+                                    struct proto_event *ev)
+{
+    json_t *job = NULL, *machine = NULL, *nodes = NULL, *node;
+    size_t i;
+    json_unpack ((json_t *) msg, "{s?o s?o s?o}", "job_id", &job, "machine", &machine,
+                 "nodes", &nodes);
+    if (get_name (c, "job_id", job, &ev->job_id) < 0
+        || get_name (c, "machine", machine, &ev->machine) < 0)
+        return -1;
+    if (!json_is_array (nodes) || json_array_size (nodes) == 0)
+        return bad (c, "nodes", "a non-empty array of nodes", nodes ? nodes : json_null ());
+    json_array_foreach (nodes, i, node) {
+        char field[48], *name = NULL;
+        int n = 0;
+        json_t *cores = json_object_get (node, "cores");
+        snprintf (field, sizeof (field), "nodes[%zu]", i);
+        if (!json_is_object (node))
+            return bad (c, field, "an object", node);
+        snprintf (field, sizeof (field), "nodes[%zu].name", i);
+        if (need (c, field, json_object_get (node, "name"), "a node name") < 0
+            || get_name (c, field, json_object_get (node, "name"), &name) < 0)
+            return -1;
+        free (name);
+        snprintf (field, sizeof (field), "nodes[%zu].cores", i);
+        if (!json_is_string (cores))
+            return bad (c, field, "a core id set such as \"0-127\"", cores ? cores : json_null ());
+        snprintf (field, sizeof (field), "nodes[%zu].ncores", i);
+        if (get_i (c, field, json_object_get (node, "ncores"), 0, PROTO_MAX_COUNT, &n) < 0)
+            return -1;
+        snprintf (field, sizeof (field), "nodes[%zu].gpus", i);
+        if (get_i (c, field, json_object_get (node, "gpus"), 0, PROTO_MAX_COUNT, &n) < 0)
+            return -1;
+    }
+    ev->nodes = json_incref (nodes);
+    return 0;
+}
+
 int proto_decode_event (const json_t *msg, struct proto_event *out, berth_error_t *err)
 {
     struct ctx c = { "event", PROTO_ERR_INTERNAL, err };
@@ -1362,10 +1442,11 @@ int proto_decode_event (const json_t *msg, struct proto_event *out, berth_error_
     if (json_unpack_ex ((json_t *) msg, &je, 0, "{s:o s:o}", "event", &name, "time",
                         &time) < 0)
         return unpack_error (&c, &je);
-    while (k < 4 && !(json_is_string (name) && !strcmp (json_string_value (name), event_names[k])))
+    while (k < NEVENTS && !(json_is_string (name)
+                            && !strcmp (json_string_value (name), event_names[k])))
         k++;
-    if (k == 4)
-        return bad (&c, "event", "granted, waited, released or refused", name);
+    if (k == NEVENTS)
+        return bad (&c, "event", "granted, waited, released, refused or allocation", name);
     ev.kind = (enum proto_event_kind) k;
     if (!json_is_number (time))
         return bad (&c, "time", "a number", time);
@@ -1404,6 +1485,10 @@ int proto_decode_event (const json_t *msg, struct proto_event *out, berth_error_
             goto fail;
         errprintf_code (&ev.error, proto_error_code (code) ? proto_error_code (code) : "error",
                         "%s", message);
+        break;
+    case PROTO_EV_ALLOCATION:
+        if (decode_allocation_event (&c, msg, &ev) < 0)
+            goto fail;
         break;
     }
     *out = ev;

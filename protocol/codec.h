@@ -55,6 +55,7 @@ enum proto_op {
     PROTO_WATCH,
     PROTO_SHUTDOWN,
     PROTO_RECLAIM,              /* take back a lease orphaned by a restart */
+    PROTO_PLACED,               /* a step tells the CPUs it really got */
 };
 
 const char *proto_op_name (enum proto_op op);
@@ -99,6 +100,9 @@ struct proto_request {
         struct { bool time_left, queue_only; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
+        /* the real core ids (and GPU indices, ngpu_ids < 0: not stated)
+         * of a local step the scheduler placed */
+        struct { char *lease; int *cores; int ncores; int *gpu_ids; int ngpu_ids; } placed;
     };
 };
 
@@ -159,6 +163,7 @@ enum proto_event_kind {
     PROTO_EV_WAITED,
     PROTO_EV_RELEASED,
     PROTO_EV_REFUSED,
+    PROTO_EV_ALLOCATION,          /* berthd started: the allocation it serves */
 };
 
 struct proto_event {
@@ -169,6 +174,9 @@ struct proto_event {
     int position;                 /* waited: place in the queue, 1 = next */
     char *why;                    /* waited: why; released: the reason */
     berth_error_t error;          /* refused */
+    char *job_id, *machine;       /* allocation: either may be NULL */
+    json_t *nodes;                /* allocation: [{name, cores (id set text),
+                                   * ncores, gpus}], each checked */
 };
 
 json_t *proto_event_granted (double time, const struct proto_lease *lease);
@@ -179,6 +187,9 @@ json_t *proto_event_released (double time, const char *lease,
                               const char *label, const char *reason);
 json_t *proto_event_refused (double time, const char *label,
                              const berth_error_t *why);
+/* nodes: taken over (see struct proto_event). */
+json_t *proto_event_allocation (double time, const char *job_id, const char *machine,
+                                json_t *nodes);
 
 /* A message as one line: compact JSON and '\n', malloc'd; NULL on failure. */
 char *proto_line (const json_t *msg);

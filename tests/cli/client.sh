@@ -106,4 +106,13 @@ BERTH_NODES=nid0001 "$BERTH" verify --json >"$TMP/out"; rc=$?
     && ok || not_ok "verify --json lists the mismatch (rc $rc): $(cat "$TMP/out")"
 [[ $(wc -l <"$TMP/out") == 1 ]] && ok || not_ok "verify --json is one line"
 
+# ---- berth placed: the program runs whatever becomes of the report ----
+expect_fail "placed without a program" 2 "no program given" "$BERTH" placed --
+expect_out "placed without BERTH_LEASE runs the program" "ran" "$BERTH" placed -- echo ran
+grep -q "BERTH_LEASE is not set" "$TMP/stderr" && ok || not_ok "placed without BERTH_LEASE says so: $(cat "$TMP/stderr")"
+cores=$(BERTH_LEASE=L1 BERTH_CORES=stale "$BERTH" placed -- sh -c 'echo "$BERTH_CORES"' 2>"$TMP/stderr")
+[[ $cores =~ ^[0-9][0-9,-]*$ ]] && ok || not_ok "placed with no berthd runs the program, BERTH_CORES its cores: '$cores'"
+grep -q "berth placed" "$TMP/stderr" && ok || not_ok "placed with no berthd says it could not report"
+expect_fail "placed of a missing program" 127 "cannot run 'no-such-program'" "$BERTH" placed -- no-such-program
+
 finish

@@ -107,6 +107,51 @@ expect_true "user file overrides a key" python3 -c '
 import json, sys; d = json.loads(sys.argv[1]); assert d["cores_per_node"] == 256 and d["memory_per_node"] == 515100, d
 ' "$out"
 
+# the machine search path (issue 16): --machine-path, then BERTH_MACHINE_PATH,
+# then the shipped files; berth machine says which file it read and why
+mdata=${BERTH_TESTDATA:-$(dirname "$0")/../data}/machines
+out=$(env -u BERTH_MACHINES_DIR BERTH_MACHINE_PATH="/no/such:$mdata/path-b:$mdata/path-a" "${M[@]}" --machine pm-cpu --json)
+expect_true "BERTH_MACHINE_PATH: the first directory that has it" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["cores_per_node"] == 22 and d["file"].endswith("path-b/pm-cpu.cfg"), d
+assert "BERTH_MACHINE_PATH entry 2" in d["file_why"], d["file_why"]
+' "$out"
+out=$(BERTH_MACHINE_PATH="$mdata/path-b" "${M[@]}" --machine-path "$mdata/path-a" --machine pm-cpu)
+expect_true "--machine-path before BERTH_MACHINE_PATH, and the file line" grep -Eq \
+    "^file +.*path-a/pm-cpu.cfg \(found in .*path-a \(--machine-path\)\)$" <<<"$out"
+expect_true "shipped: the file line says so" bash -c '"$1" machine --machine pm-cpu | grep -Eq "^file +machines/pm-cpu.cfg \(shipped with berth"' _ "$BERTH"
+expect_fail "--machine-path that is no directory" 1 "--machine-path /no/such/dir: No such file" \
+    "${M[@]}" --machine-path /no/such/dir --machine pm-cpu
+expect_fail "no [parallel]: the clear error, naming the file" 1 \
+    "machine noparallel \(.*path-b/noparallel.cfg\): \[parallel\] system is not set" \
+    "${M[@]}" --machine-path "$mdata/path-b" --machine noparallel
+site=${BERTH_SRCDIR:-$(dirname "$0")/../..}/../shared/site-machines
+if [[ -d $site ]]; then
+    out=$(BERTH_MACHINE_PATH=$site "${M[@]}" --machine pm-cpu)
+    expect_true "the site's own pm-cpu.cfg" grep -Eq "^file +$site/pm-cpu.cfg \(found in $site \(BERTH_MACHINE_PATH entry 1\)\)$" <<<"$out"
+    for m in andes bebop default; do
+        expect_fail "site $m.cfg: no [parallel]" 1 "machine $m \($site/$m.cfg\): \[parallel\] system is not set" \
+            env BERTH_MACHINE_PATH="$site" "${M[@]}" --machine "$m"
+    done
+else
+    echo "SKIP (part): no $site; the site files' search-path checks did not run" >&2
+fi
+
+# --config naming no system layers over the machine chosen without it
+# (issue 17: it became a machine named after the file, "system is not set")
+out=$(env -u SLURM_JOB_ID -u PBS_JOBID BERTH_MACHINE=pm-cpu "${M[@]}" --config "$mdata/gpu.cfg" --json)
+expect_true "--config gpu.cfg over BERTH_MACHINE=pm-cpu" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["machine"] == "pm-cpu" and d["gpus_per_node"] == 2 and d["cores_per_node"] == 128, d
+assert d["chosen_why"].startswith("BERTH_MACHINE=pm-cpu, with --config "), d["chosen_why"]
+' "$out"
+out=$(env -u SLURM_JOB_ID -u PBS_JOBID -u BERTH_MACHINE "${M[@]}" --config "$mdata/gpu.cfg" --json)
+expect_true "--config gpu.cfg over the localhost default" python3 -c '
+import json, sys; d = json.loads(sys.argv[1]); assert d["machine"] == "localhost" and d["gpus_per_node"] == 2, d
+' "$out"
+
 # errors
 expect_fail "unknown machine lists the shipped ones" 1 "nosuch.*pm-cpu" "${M[@]}" --machine nosuch
 printf '[parallel]\nsystem = slurmish\n' > "$TMP/bad.cfg"

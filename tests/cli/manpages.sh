@@ -94,7 +94,7 @@ for c in run acquire release status shutdown; do
         || not_ok "berth $c --help does not say the socket default in force: $h"
 done
 # every op and event of the protocol is in berth-protocol(7)
-for w in hello acquire release render resources status watch shutdown reclaim granted waited released refused; do
+for w in hello acquire release render resources status watch shutdown reclaim placed granted waited released refused; do
     grep -qE "^\.B $w\$" "$man/berth-protocol.7" && ok || not_ok "berth-protocol(7) does not describe '$w'"
 done
 finish

@@ -1017,9 +1017,29 @@ START_TEST (test_events)
     proto_event_free (&ev);
     json_decref (m);
 
+    /* berthd's start: the allocation it serves */
+    m = reparse (proto_event_allocation (16, "4242", "pm-cpu", json_pack (
+        "[{s:s s:s s:i s:i}]", "name", "nid1", "cores", "0-127", "ncores", 128, "gpus", 4)));
+    ck_assert_int_eq (proto_decode_event (m, &ev, &e), 0);
+    ck_assert_int_eq (ev.kind, PROTO_EV_ALLOCATION);
+    ck_assert_str_eq (ev.job_id, "4242");
+    ck_assert_str_eq (ev.machine, "pm-cpu");
+    ck_assert_str_eq (json_string_value (json_object_get (json_array_get (ev.nodes, 0), "cores")),
+                      "0-127");
+    proto_event_free (&ev);
+    json_decref (m);
+    ck_assert_ptr_null (proto_event_allocation (1, NULL, NULL, NULL));
+
     const struct { const char *json, *want; } bad[] = {
         { "{\"time\":1}", "event: missing required field 'event'" },
-        { "{\"event\":\"exploded\",\"time\":1}", "field 'event' must be granted, waited, released or refused" },
+        { "{\"event\":\"exploded\",\"time\":1}", "field 'event' must be granted, waited, released, refused or allocation" },
+        { "{\"event\":\"allocation\",\"time\":1}", "field 'nodes' must be a non-empty array of nodes, got null" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[]}", "field 'nodes' must be a non-empty array" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[7]}", "field 'nodes[0]' must be an object, got 7" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[{\"cores\":\"0-3\"}]}", "field 'nodes[0].name' must be a node name" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[{\"name\":\"a\",\"cores\":\"0-3\"},{\"name\":\"b\",\"cores\":3}]}", "field 'nodes[1].cores' must be a core id set" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[{\"name\":\"a\",\"cores\":\"0\",\"gpus\":-1}]}", "field 'nodes[0].gpus'" },
+        { "{\"event\":\"allocation\",\"time\":1,\"job_id\":5,\"nodes\":[{\"name\":\"a\",\"cores\":\"0\"}]}", "field 'job_id'" },
         { "{\"event\":\"waited\",\"time\":\"now\"}", "field 'time' must be a number" },
         { "{\"event\":\"waited\",\"time\":1,\"position\":-1}", "field 'position'" },
         { "{\"event\":\"released\",\"time\":1}", "field 'lease' must be a lease id" },

@@ -185,6 +185,15 @@ berth_lease_t *berth_acquire (berth_client_t *c, const berth_request_t *r,
 int berth_release (berth_client_t *c, const char *lease,
                    berth_client_error_t *err);
 
+/* From inside a local step that berthd had launched through the scheduler
+ * (Slurm 20.11 and newer picks the CPUs of every step, local ones too):
+ * tell berthd the core ids (and, ngpu_ids >= 0, the GPU indices) the step
+ * really got, so that its lease shows them. Errors: not_found, forbidden (another user's lease),
+ * invalid_request (not such a step, or not as many ids as it holds). */
+int berth_placed (berth_client_t *c, const char *lease, const int *cores,
+                  int ncores, const int *gpu_ids, int ngpu_ids,
+                  berth_client_error_t *err);
+
 void berth_lease_free (berth_lease_t *l);
 
 const char *berth_lease_id (const berth_lease_t *l);        /* "L17" */
@@ -257,6 +266,8 @@ enum berth_event_kind {
     BERTH_EVENT_WAITED,      /* a request joined the queue */
     BERTH_EVENT_RELEASED,    /* a lease ended */
     BERTH_EVENT_REFUSED,     /* a request was refused */
+    BERTH_EVENT_ALLOCATION,  /* berthd started serving an allocation (its
+                              * nodes: berth_event_json) */
 };
 
 /* Subscribe this connection to events; history: first replay those logged

@@ -4,6 +4,7 @@ one connection; leases acquired on it end when it closes, so a crashed or
 killed process frees what it held."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -134,7 +135,8 @@ class Lease:
     leaving the block releases it. It also ends when its connection closes."""
 
     def __init__(self, client: "Client", reply: Mapping[str, Any], local: bool,
-                 owns_client: bool = False) -> None:
+                 owns_client: bool = False,
+                 program: Optional[Sequence[str]] = None) -> None:
         try:
             self.id: str = str(reply["lease"])
             self.placement = Placement.from_json(reply["placement"])
@@ -153,6 +155,7 @@ class Lease:
         warning = reply.get("warning")
         self.warning: Optional[str] = warning if isinstance(warning, str) else None
         self.local = local
+        self.program: Optional[List[str]] = list(program) if program else None
         self.raw: Dict[str, Any] = dict(reply)
         self.released = False
         self._client = client
@@ -206,15 +209,33 @@ class Lease:
                 f"berthd's node")
         return threads
 
+    def _srun_places(self) -> bool:
+        a, n = (self.launch.argv if self.launch else []), len(self.program or [])
+        return self.local and n > 0 and len(a) > n and a[-n:] == self.program
+
+    def _local_launch(self, prog: Sequence[str]) -> Optional[List[str]]:
+        """Where Slurm places every step (20.11 and newer) berthd launches a
+        local step through srun on its node: its launch then ends with the
+        program it was acquired with. That launch, running prog, with
+        ``berth placed`` in front when a berth command is on PATH (it tells
+        berthd the CPUs the step got); None when the step is bound here."""
+        if not self._srun_places():
+            return None
+        a, n = self.launch.argv if self.launch else [], len(self.program or [])
+        berth = shutil.which("berth")
+        return a[:-n] + ([berth, "placed", "--"] if berth else []) + list(prog)
+
     def command(self, argv: Optional[Sequence[str]] = None) -> List[str]:
         """What to run: the rendered launch of a launched step; for a local
-        step, its program (argv, else the one it was acquired with)."""
+        step, its program (argv, else the one it was acquired with), or the
+        srun launch that runs it where Slurm places local steps too."""
         if self.local:
             prog = list(argv) if argv else (self.launch.argv if self.launch else [])
             if not prog:
                 raise BerthError("a local lease acquired without argv needs the program "
                                  "to run", "usage")
-            return prog
+            launched = self._local_launch(list(argv) if argv else self.program or [])
+            return launched or prog
         if not self.launch:
             raise BerthError(f"lease {self.id} has no rendered launch: acquire it with "
                              "argv=[...] to have berthd render one", "usage")
@@ -227,7 +248,7 @@ class Lease:
         environ(); other arguments go to subprocess.Popen."""
         cmd = self.command(argv)
         kwargs.setdefault("env", self.environ())
-        if not self.local:
+        if not self.local or self._srun_places():
             return subprocess.Popen(cmd, **kwargs)
         # Affinity is per thread on Linux and a child inherits its parent
         # thread's: set this thread's, start the child, set it back. Other
@@ -402,7 +423,7 @@ class Client:
         if unknown:
             raise TypeError(f"acquire: unknown field(s) {', '.join(sorted(unknown))}")
         reply = self.request("acquire", **fields)
-        lease = Lease(self, reply, bool(fields.get("local")), owns_client)
+        lease = Lease(self, reply, bool(fields.get("local")), owns_client, fields.get("argv"))
         if lease.warning:
             import warnings
             warnings.warn(f"berthd: {lease.warning}", RuntimeWarning, stacklevel=3)
