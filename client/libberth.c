@@ -23,6 +23,15 @@
 
 /* ---- errors ------------------------------------------------------------ */
 
+/* berth.h's codes of berthd are the protocol's (codec.h): each public name
+ * must exist and have its PROTO_ERR_*'s length; test_error_codes compares
+ * the text. */
+#define SAME_CODE(name)                                                     \
+    _Static_assert (sizeof (BERTH_ERR_##name) == sizeof (PROTO_ERR_##name), \
+                    "BERTH_ERR_" #name " differs from PROTO_ERR_" #name);
+PROTO_ERROR_NAMES (SAME_CODE)
+#undef SAME_CODE
+
 int client_error (berth_client_error_t *err, const berth_error_t *e, const char *code)
 {
     if (err) {

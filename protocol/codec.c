@@ -20,12 +20,9 @@ static const char *const op_names[] = {
 #define NOPS ((int) (sizeof (op_names) / sizeof (op_names[0])))
 #define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim, placed"
 
-static const char *const error_codes[] = {
-    PROTO_ERR_INVALID_REQUEST, PROTO_ERR_UNSATISFIABLE, PROTO_ERR_TIMEOUT,
-    PROTO_ERR_NOT_FOUND,       PROTO_ERR_FORBIDDEN,     PROTO_ERR_TOO_LARGE,
-    PROTO_ERR_SHUTTING_DOWN,   PROTO_ERR_UNSUPPORTED_VERSION,
-    PROTO_ERR_BUSY,            PROTO_ERR_INTERNAL,
-};
+#define ERROR_CODE(name) PROTO_ERR_##name,
+static const char *const error_codes[] = { PROTO_ERROR_NAMES (ERROR_CODE) };
+#undef ERROR_CODE
 
 static const char *const event_names[] = {
     [PROTO_EV_GRANTED] = "granted", [PROTO_EV_WAITED] = "waited",

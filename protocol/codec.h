@@ -30,7 +30,11 @@
 #define PROTO_MAX_NAME 255                        /* bytes: labels, node names, lease and string ids */
 #define PROTO_MAX_ARGS 4096                       /* argv items */
 
-/* Stable error codes (error.code of a reply). */
+/* Stable error codes (error.code of a reply): their one definition.
+ * libberth's public header repeats them as BERTH_ERR_* so that it stays
+ * self-contained for users; PROTO_ERROR_NAMES ties the two: libberth.c
+ * refuses to build when a public name is missing or of another length, and
+ * tests/unit/test_error_codes.c checks that each equals its PROTO_ERR_*. */
 #define PROTO_ERR_INVALID_REQUEST "invalid_request"
 #define PROTO_ERR_UNSATISFIABLE "unsatisfiable"
 #define PROTO_ERR_TIMEOUT "timeout"
@@ -41,6 +45,13 @@
 #define PROTO_ERR_UNSUPPORTED_VERSION "unsupported_version"
 #define PROTO_ERR_BUSY "busy"
 #define PROTO_ERR_INTERNAL "internal"
+
+/* Every code above, as X (NAME) for PROTO_ERR_##NAME: the tables of known
+ * codes and the checks against libberth's are built from this list. */
+#define PROTO_ERROR_NAMES(X)                                              \
+    X (INVALID_REQUEST) X (UNSATISFIABLE) X (TIMEOUT) X (NOT_FOUND)       \
+    X (FORBIDDEN) X (TOO_LARGE) X (SHUTTING_DOWN) X (UNSUPPORTED_VERSION) \
+    X (BUSY) X (INTERNAL)
 
 /* The stable constant equal to code, or NULL when code is not one of them. */
 const char *proto_error_code (const char *code);
