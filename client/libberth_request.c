@@ -246,7 +246,7 @@ static void put_real (struct text_buf *b, const char *key, double v)
     free (s);
 }
 
-/* encode_acquire in codec.c: the same members in the same order. */
+/* encode_acquire in codec_request_encode.c: the same members in the same order. */
 static void put_acquire (struct text_buf *b, const struct proto_acquire *a)
 {
     const struct step_request *s = &a->step;

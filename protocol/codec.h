@@ -1,9 +1,11 @@
 /* The berthd wire protocol (protocol/PROTOCOL.md): newline-delimited JSON
  * objects over a Unix stream socket. This codec turns request lines into C
  * structs (strictly: unknown keys, wrong types and absurd figures are
- * refused, naming the field) and builds the replies and watch events; the
- * same file decodes replies and events for clients (libberth, berth). No I/O:
- * callers read and write the lines. */
+ * refused, naming the field; codec_request.c) and builds the replies
+ * (codec_reply.c) and watch events (codec_event.c); clients (libberth,
+ * berth) decode replies and events with it (codec_client.c) and encode
+ * requests (codec_request_encode.c). The ops are one table (op_table.c). No
+ * I/O: callers read and write the lines. */
 #ifndef BERTH_PROTO_CODEC_H
 #define BERTH_PROTO_CODEC_H
 

@@ -1,6 +1,6 @@
 /* reply_fast.h: grant and release replies read from json_scan's tokens.
- * Every check mirrors one of codec.c's client-side decoders (named at each
- * function); where those would refuse a value, this file declines it, so
+ * Every check mirrors one of the client-side decoders (codec_client.c,
+ * codec_check.c: named at each function); where those would refuse a value, this file declines it, so
  * that the refusal is worded by the jansson path. */
 #include <limits.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@ static const struct json_scan_token *tok (const struct json_scan *s, int i)
     return &s->tokens[i];
 }
 
-/* codec.c get_name (present and not null): 1 to PROTO_MAX_NAME bytes (a
+/* codec_check.c codec_get_name (present and not null): 1 to PROTO_MAX_NAME bytes (a
  * scanned string has no control character). */
 static int get_name (const struct json_scan *s, int i, char **out)
 {
@@ -25,7 +25,7 @@ static int get_name (const struct json_scan *s, int i, char **out)
     return json_scan_strdup (s, i, false, out) < 0 ? DECLINE : 0;
 }
 
-/* codec.c get_ids: an array of ids 0..PROTO_MAX_COUNT; an empty one is
+/* codec_check.c codec_get_ids: an array of ids 0..PROTO_MAX_COUNT; an empty one is
  * still allocated, as there. */
 static int get_ids (const struct json_scan *s, int i, int **ids, int *count)
 {
@@ -48,7 +48,7 @@ static int get_ids (const struct json_scan *s, int i, int **ids, int *count)
     return 0;
 }
 
-/* codec.c decode_placement. */
+/* codec_check.c codec_decode_placement. */
 static int get_placement (const struct json_scan *s, int i, struct placement *out)
 {
     static const char *const names[] = { "nodes", "cores", "gpus", "gpu_ids" };
@@ -87,7 +87,7 @@ decline:
     return DECLINE;
 }
 
-/* codec.c get_env_items: an object of strings; the array is allocated even
+/* codec_check.c codec_get_env_items: an object of strings; the array is allocated even
  * when the object is empty, as there. */
 static int get_env_items (const struct json_scan *s, int i, struct env_set_item **items,
                           int *count)
@@ -119,7 +119,7 @@ static int get_env_items (const struct json_scan *s, int i, struct env_set_item 
     return 0;
 }
 
-/* codec.c get_argv. */
+/* codec_check.c codec_get_argv. */
 static int get_argv (const struct json_scan *s, int i, struct launch *l)
 {
     int n = tok (s, i)->size;
@@ -137,7 +137,7 @@ static int get_argv (const struct json_scan *s, int i, struct launch *l)
     return 0;
 }
 
-/* codec.c decode_launch: argv and env_delta {"unset": [names], "set": {}}. */
+/* codec_check.c codec_decode_launch: argv and env_delta {"unset": [names], "set": {}}. */
 static int get_launch (const struct json_scan *s, int argv, int delta, struct launch *out)
 {
     static const char *const names[] = { "unset", "set" };
@@ -197,7 +197,7 @@ static int reply_shell (struct json_scan *s, const char *line, size_t len, int n
     return 0;
 }
 
-/* codec.c proto_decode_lease. */
+/* codec_client.c proto_decode_lease. */
 int proto_fast_lease_reply (const char *line, size_t len, struct proto_fast_reply *r,
                             struct proto_lease *out)
 {

@@ -1,6 +1,6 @@
 /* request_fast.h: acquire and release decoded from json_scan tokens. Each
- * check mirrors the jansson path's (codec.c: decode_acquire, decode_lease_op
- * and the get_* helpers) with the same bounds; where a value would be
+ * check mirrors the jansson path's (codec_request.c: decode_acquire,
+ * decode_lease_op; codec_check.c: the codec_get_* helpers) with the same bounds; where a value would be
  * refused there, or read by a rule not copied here, this declines instead,
  * so that the refusal is worded in one place. Everything is checked before
  * anything is allocated. */

@@ -1,0 +1,400 @@
+/* Requests decoded strictly, as berthd reads them: every refusal names the
+ * field; the fast lane (request_fast.c) is tried first. */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec_internal.h"
+#include "request_fast.h"
+
+void proto_request_init (struct proto_request *req, enum proto_op op)
+{
+    memset (req, 0, sizeof (*req));
+    req->op = op;
+    switch (op) {
+    case PROTO_ACQUIRE:
+        step_request_init (&req->acquire.step);
+        req->acquire.wait = true;
+        req->acquire.ttl = -1;
+        req->acquire.duration = -1;
+        break;
+    case PROTO_RENDER:
+        req->render.ntasks = 1;
+        req->render.memory_cap = -1;
+        break;
+    case PROTO_PLACED:
+        req->placed.ngpu_ids = -1;
+        break;
+    default:
+        break;
+    }
+}
+
+void proto_request_free (struct proto_request *req)
+{
+    if (!req)
+        return;
+    switch (req->op) {
+    case PROTO_ACQUIRE:
+        step_request_free (&req->acquire.step);
+        break;
+    case PROTO_RELEASE:
+        free (req->release.lease);
+        break;
+    case PROTO_RECLAIM:
+        free (req->reclaim.lease);
+        break;
+    case PROTO_PLACED:
+        free (req->placed.lease);
+        free (req->placed.cores);
+        free (req->placed.gpu_ids);
+        break;
+    case PROTO_RENDER:
+        placement_free (&req->render.placement);
+        codec_strv_free (req->render.argv);
+        break;
+    case PROTO_RESOURCES:
+        free (req->resources.lease);
+        break;
+    default:
+        break;
+    }
+    json_decref (req->id);
+    proto_request_init (req, req->op);
+}
+
+/* json_unpack_ex for a request decoder's strict format: a flat object of
+ * "s:o" (required) and "s?o" (optional) members ending in "!}", so that a
+ * member the format does not name is refused. Jansson checks that by
+ * building a table of every key the format names, which was most of what
+ * decoding a request cost. The same format is unpacked leniently instead
+ * (every optional output starts NULL), and the object has no other member
+ * exactly when its size equals the outputs found; only a request that would
+ * be refused is unpacked strictly again, for jansson's own message.
+ *
+ * unpack_named is the lenient pass: 0 when fmt named every member of o, 1
+ * when o has others, -1 when it failed (je says why). */
+static int unpack_named (json_t *o, json_error_t *je, const char *fmt,
+                         va_list ap)
+{
+    char lenient[256];
+    size_t n = strlen (fmt), pairs = 0;
+    if (n < 3 || n >= sizeof (lenient) || strcmp (fmt + n - 2, "!}")
+        || strspn (fmt, "{}so:?! ") != n)
+        return 1;             /* not a flat format: let jansson judge */
+    for (size_t i = 0; i + 1 < n; i++)
+        if (fmt[i] == 's' && (fmt[i + 1] == ':' || fmt[i + 1] == '?'))
+            pairs++;
+    memcpy (lenient, fmt, n - 2);
+    memcpy (lenient + n - 2, "}", 2);
+    va_list walk;
+    va_copy (walk, ap);
+    int rc = json_vunpack_ex (o, je, 0, lenient, ap);
+    size_t found = 0;
+    for (size_t i = 0; rc == 0 && i < pairs; i++) {
+        (void) va_arg (walk, const char *);
+        json_t **out = va_arg (walk, json_t **);
+        found += *out != NULL;
+    }
+    va_end (walk);
+    if (rc < 0)
+        return -1;
+    return found == json_object_size (o) ? 0 : 1;
+}
+
+static int unpack_request (json_t *o, json_error_t *je, const char *fmt, ...)
+{
+    va_list ap, again;
+    va_start (ap, fmt);
+    va_copy (again, ap);
+    int rc = unpack_named (o, je, fmt, ap);
+    if (rc > 0)               /* refused, with jansson's message */
+        rc = json_vunpack_ex (o, je, 0, fmt, again) < 0 ? -1 : 0;
+    va_end (again);
+    va_end (ap);
+    return rc;
+}
+
+/* unpack_named for a format that names only some of an op's members: 0
+ * when o has no others (then it is decoded), else 1 (and the op's full
+ * format is to be unpacked). */
+static int unpack_if_only (json_t *o, const char *fmt, ...)
+{
+    json_error_t je;
+    va_list ap;
+    va_start (ap, fmt);
+    int rc = unpack_named (o, &je, fmt, ap);
+    va_end (ap);
+    return rc == 0 ? 0 : 1;
+}
+
+static int decode_hello (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+{
+    json_t *skip, *version = NULL;
+    json_error_t je;
+    if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+                        "version", &version) < 0)
+        return codec_unpack_error (c, &je);
+    return codec_get_i (c, "version", version, 1, INT_MAX, &r->hello.version);
+}
+
+static int decode_acquire (const struct codec_ctx *c, json_t *o, struct proto_acquire *a)
+{
+    json_t *skip, *ntasks = NULL, *cpt = NULL, *min_tasks = NULL, *min_cpt = NULL,
+        *cores = NULL, *min_cores = NULL, *gpus = NULL, *min_gpus = NULL,
+        *gpt = NULL, *min_gpt = NULL, *memory = NULL, *min_memory = NULL,
+        *span = NULL, *local = NULL, *label = NULL, *priority = NULL,
+        *timeout = NULL, *wait = NULL, *argv = NULL, *detach = NULL, *ttl = NULL,
+        *owner = NULL, *env = NULL, *duration = NULL, *resume = NULL;
+    json_error_t je;
+    struct step_request *s = &a->step;
+
+    /* Jansson's unpack costs per member the format names, present or not;
+     * most acquires give a few common ones, which a short format decodes
+     * (a subset of the full one: the members it leaves out stay NULL,
+     * absent, as the full format would leave them). */
+    if (unpack_if_only (o, "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
+                        "op", &skip, "id", &skip, "ntasks", &ntasks,
+                        "cpus_per_task", &cpt, "cores", &cores, "gpus", &gpus,
+                        "memory", &memory, "label", &label, "argv", &argv,
+                        "local", &local, "env", &env) != 0
+        && unpack_request (o, &je,
+                        "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o"
+                        " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
+                        "op", &skip, "id", &skip, "ntasks", &ntasks,
+                        "cpus_per_task", &cpt, "min_tasks", &min_tasks,
+                        "min_cpus_per_task", &min_cpt, "cores", &cores,
+                        "min_cores", &min_cores, "gpus", &gpus, "min_gpus", &min_gpus,
+                        "gpus_per_task", &gpt, "min_gpus_per_task", &min_gpt,
+                        "memory", &memory, "min_memory", &min_memory,
+                        "may_span_nodes", &span, "local", &local, "label", &label,
+                        "priority", &priority, "timeout", &timeout, "wait", &wait,
+                        "argv", &argv, "detach", &detach, "ttl", &ttl,
+                        "owner_pid", &owner, "env", &env, "duration", &duration,
+                        "resume", &resume) < 0)
+        return codec_unpack_error (c, &je);
+
+    const struct { const char *name; json_t *v; int *dst; int min; } counts[] = {
+        { "ntasks", ntasks, &s->ntasks, 1 },
+        { "min_tasks", min_tasks, &s->min_tasks, 1 },
+        { "cpus_per_task", cpt, &s->cpus_per_task, 1 },
+        { "min_cpus_per_task", min_cpt, &s->min_cpus_per_task, 1 },
+        { "cores", cores, &s->cores, 1 },
+        { "min_cores", min_cores, &s->min_cores, 1 },
+        { "gpus", gpus, &s->gpus, 0 },
+        { "min_gpus", min_gpus, &s->min_gpus, 0 },
+        { "gpus_per_task", gpt, &s->gpus_per_task, 0 },
+        { "min_gpus_per_task", min_gpt, &s->min_gpus_per_task, 0 },
+    };
+    for (size_t i = 0; i < sizeof (counts) / sizeof (counts[0]); i++)
+        if (codec_get_i (c, counts[i].name, counts[i].v, counts[i].min, PROTO_MAX_COUNT,
+                   counts[i].dst) < 0)
+            return -1;
+    json_int_t mem = s->memory, min_mem = s->min_memory;
+    bool span_b = false;
+    if (codec_get_int (c, "memory", memory, 1, PROTO_MAX_MEMORY_MB, &mem) < 0
+        || codec_get_int (c, "min_memory", min_memory, 1, PROTO_MAX_MEMORY_MB, &min_mem) < 0
+        || codec_get_bool (c, "may_span_nodes", span, &span_b) < 0
+        || codec_get_bool (c, "local", local, &s->local) < 0
+        || codec_get_name (c, "label", label, &s->label) < 0
+        || codec_get_i (c, "priority", priority, -PROTO_MAX_PRIORITY, PROTO_MAX_PRIORITY,
+                  &s->priority) < 0
+        || codec_get_seconds (c, "timeout", timeout, PROTO_MAX_SECONDS, &s->timeout) < 0
+        || codec_get_bool (c, "wait", wait, &a->wait) < 0
+        || codec_get_argv (c, "argv", argv, &s->argv) < 0
+        || codec_get_bool (c, "detach", detach, &a->detach) < 0
+        || codec_get_seconds (c, "ttl", ttl, PROTO_MAX_SECONDS, &a->ttl) < 0
+        || codec_get_i (c, "owner_pid", owner, 1, PROTO_MAX_PID, &a->owner_pid) < 0
+        || codec_get_bool (c, "env", env, &a->env) < 0
+        || codec_get_seconds (c, "duration", duration, PROTO_MAX_SECONDS, &a->duration) < 0
+        || codec_get_bool (c, "resume", resume, &a->resume) < 0)
+        return -1;
+    s->memory = mem;
+    s->min_memory = min_mem;
+    if (!codec_absent (span))
+        s->may_span_nodes = span_b;
+    if (!a->detach && (a->ttl >= 0 || a->owner_pid > 0))
+        return errprintf_code (c->err, c->code,
+                               "%s: field '%s' applies to detached leases only; add \"detach\": true",
+                               c->where, a->ttl >= 0 ? "ttl" : "owner_pid");
+    return 0;
+}
+
+static int decode_render (const struct codec_ctx *c, json_t *o, struct proto_render *r)
+{
+    json_t *skip, *placement, *ntasks = NULL, *cpt = NULL, *cap = NULL, *argv;
+    json_error_t je;
+    json_int_t cap_v = r->memory_cap;
+
+    if (unpack_request (o, &je, "{s:o s:o s:o s?o s?o s?o s:o !}", "op", &skip,
+                        "id", &skip, "placement", &placement, "ntasks", &ntasks,
+                        "cpus_per_task", &cpt, "memory_cap", &cap, "argv", &argv) < 0)
+        return codec_unpack_error (c, &je);
+    if (codec_need (c, "placement", placement, "an object") < 0
+        || codec_need (c, "argv", argv, "a non-empty array of strings") < 0
+        || codec_decode_placement (c, placement, true, &r->placement) < 0
+        || codec_get_i (c, "ntasks", ntasks, 1, PROTO_MAX_COUNT, &r->ntasks) < 0
+        || codec_get_i (c, "cpus_per_task", cpt, 1, PROTO_MAX_COUNT, &r->cpus_per_task) < 0
+        || codec_get_int (c, "memory_cap", cap, 1, PROTO_MAX_MEMORY_MB, &cap_v) < 0
+        || codec_get_argv (c, "argv", argv, &r->argv) < 0)
+        return -1;
+    r->memory_cap = cap_v;
+    return 0;
+}
+
+/* release, reclaim, resources: an op with one lease id, required or not. */
+static int decode_lease_op (const struct codec_ctx *c, json_t *o, bool required,
+                            char **lease)
+{
+    json_t *skip, *v = NULL;
+    json_error_t je;
+    if (unpack_request (o, &je, required ? "{s:o s:o s:o !}" : "{s:o s:o s?o !}",
+                        "op", &skip, "id", &skip, "lease", &v) < 0)
+        return codec_unpack_error (c, &je);
+    if (required && codec_need (c, "lease", v, "a lease id") < 0)
+        return -1;
+    return codec_get_name (c, "lease", v, lease);
+}
+
+static int decode_body (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+{
+    json_t *skip, *v = NULL, *cores = NULL, *gpus = NULL;
+    json_error_t je;
+
+    switch (r->op) {
+    case PROTO_HELLO:
+        return decode_hello (c, o, r);
+    case PROTO_ACQUIRE:
+        return decode_acquire (c, o, &r->acquire);
+    case PROTO_RELEASE:
+        return decode_lease_op (c, o, true, &r->release.lease);
+    case PROTO_RECLAIM:
+        return decode_lease_op (c, o, true, &r->reclaim.lease);
+    case PROTO_RENDER:
+        return decode_render (c, o, &r->render);
+    case PROTO_PLACED:
+        if (unpack_request (o, &je, "{s:o s:o s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "lease", &v, "cores", &cores, "gpu_ids", &gpus) < 0)
+            return codec_unpack_error (c, &je);
+        if (codec_get_name (c, "lease", v, &r->placed.lease) < 0
+            || codec_get_ids (c, "cores", cores, &r->placed.cores, &r->placed.ncores) < 0
+            || (!codec_absent (gpus) && codec_get_ids (c, "gpu_ids", gpus, &r->placed.gpu_ids,
+                                           &r->placed.ngpu_ids) < 0))
+            return -1;
+        if (r->placed.ncores < 1)
+            return codec_bad (c, "cores", "a non-empty array of ids", cores);
+        return 0;
+    case PROTO_RESOURCES:
+        return decode_lease_op (c, o, false, &r->resources.lease);
+    case PROTO_STATUS: {
+        json_t *q = NULL;
+        if (unpack_request (o, &je, "{s:o s:o s?o s?o !}", "op", &skip, "id", &skip,
+                            "time_left", &v, "queue_only", &q) < 0)
+            return codec_unpack_error (c, &je);
+        if (codec_get_bool (c, "time_left", v, &r->status.time_left) < 0)
+            return -1;
+        return codec_get_bool (c, "queue_only", q, &r->status.queue_only);
+    }
+    case PROTO_WATCH:
+        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "history", &v) < 0)
+            return codec_unpack_error (c, &je);
+        return codec_get_bool (c, "history", v, &r->watch.history);
+    case PROTO_SHUTDOWN:
+        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "mode", &v) < 0)
+            return codec_unpack_error (c, &je);
+        if (codec_absent (v) || (json_is_string (v) && !strcmp (json_string_value (v), "drain")))
+            r->shutdown.mode = PROTO_SHUTDOWN_DRAIN;
+        else if (json_is_string (v) && !strcmp (json_string_value (v), "force"))
+            r->shutdown.mode = PROTO_SHUTDOWN_FORCE;
+        else
+            return codec_bad (c, "mode", "\"drain\" or \"force\"", v);
+        return 0;
+    }
+    return errprintf_code (c->err, PROTO_ERR_INTERNAL, "op %d has no decoder", r->op);
+}
+
+/* The id may be echoed only when it is a short integer or string. */
+static bool usable_id (const json_t *id)
+{
+    return json_is_integer (id)
+           || (json_is_string (id) && json_string_length (id) <= PROTO_MAX_NAME);
+}
+
+int proto_decode_request (const char *line, size_t len,
+                          struct proto_request *req, berth_error_t *err)
+{
+    /* acquire and release without a jansson tree when they are plain */
+    if (proto_decode_request_fast (line, len, req) == 0)
+        return 0;
+    return proto_decode_request_jansson (line, len, req, err);
+}
+
+int proto_decode_request_jansson (const char *line, size_t len,
+                                  struct proto_request *req, berth_error_t *err)
+{
+    json_error_t je;
+    json_t *o, *id, *op;
+    char got[64];
+    struct codec_ctx c = { "request", PROTO_ERR_INVALID_REQUEST, err };
+    struct proto_request r;
+
+    proto_request_init (req, PROTO_STATUS);
+    if (len > PROTO_MAX_LINE)
+        return errprintf_code (err, PROTO_ERR_TOO_LARGE,
+                               "request of %zu bytes is over the limit of %d bytes per line",
+                               len, PROTO_MAX_LINE);
+    /* DECODE_ANY: a bare scalar is refused below with a better message. */
+    if (!(o = json_loadb (line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je)))
+        return errprintf_code (err, c.code,
+                               "request is not valid JSON: %s (at byte %d); send one JSON object per line",
+                               je.text, je.position);
+    if (!json_is_object (o)) {
+        codec_describe (o, got, sizeof (got));
+        json_decref (o);
+        return errprintf_code (err, c.code, "request must be a JSON object, got %s", got);
+    }
+    id = json_object_get (o, "id");
+    op = json_object_get (o, "op");
+    if (!id) {
+        json_decref (o);
+        return errprintf_code (err, c.code,
+                               "request has no 'id' (an integer or string echoed in the reply)");
+    }
+    if (!usable_id (id)) {
+        codec_bad (&c, "id", "an integer or a string of at most 255 bytes", id);
+        json_decref (o);
+        return -1;
+    }
+    req->id = json_incref (id);
+    if (!op || !json_is_string (op)) {
+        if (op)
+            codec_bad (&c, "op", "a string, one of " CODEC_OP_LIST, op);
+        else
+            errprintf_code (err, c.code, "request has no 'op' (one of " CODEC_OP_LIST ")");
+        json_decref (o);
+        return -1;
+    }
+    int k = 0;
+    while (k < codec_nops && strcmp (json_string_value (op), codec_op_names[k]))
+        k++;
+    if (k == codec_nops) {
+        codec_describe (op, got, sizeof (got));
+        json_decref (o);
+        return errprintf_code (err, c.code, "unknown op %s; known ops: " CODEC_OP_LIST, got);
+    }
+    proto_request_init (&r, (enum proto_op) k);
+    c.where = codec_op_names[k];
+    if (decode_body (&c, o, &r) < 0) {
+        proto_request_free (&r);
+        json_decref (o);
+        return -1;
+    }
+    r.id = req->id;
+    *req = r;
+    json_decref (o);
+    return 0;
+}
