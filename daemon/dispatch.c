@@ -135,20 +135,12 @@ static void handle_shutdown (struct conn *c, struct proto_request *req)
 
 typedef void (*handler_fn) (struct conn *c, struct proto_request *req);
 
-static const struct {
-    enum proto_op op;
-    handler_fn fn;
-} handlers[] = {
-    { PROTO_HELLO, handle_hello },
-    { PROTO_ACQUIRE, handle_acquire },
-    { PROTO_RELEASE, handle_release },
-    { PROTO_RENDER, handle_render },
-    { PROTO_RESOURCES, handle_resources },
-    { PROTO_STATUS, handle_status },
-    { PROTO_WATCH, handle_watch },
-    { PROTO_SHUTDOWN, handle_shutdown },
-    { PROTO_RECLAIM, handle_reclaim },
-    { PROTO_PLACED, handle_placed },
+/* One handler per op, built from the protocol's list of ops (codec.h
+ * PROTO_OPS): an op without its handle_<name> fails to build. */
+static const handler_fn handlers[PROTO_NOPS] = {
+#define HANDLER(e, name) [PROTO_##e] = handle_##name,
+    PROTO_OPS (HANDLER)
+#undef HANDLER
 };
 
 void dispatch_line (struct conn *c, const char *line, size_t len)
@@ -160,14 +152,10 @@ void dispatch_line (struct conn *c, const char *line, size_t len)
         proto_request_free (&req);
         return;
     }
-    size_t i;
-    for (i = 0; i < sizeof (handlers) / sizeof (handlers[0]); i++)
-        if (handlers[i].op == req.op)
-            break;
-    if (i == sizeof (handlers) / sizeof (handlers[0]))
+    if ((int) req.op < 0 || req.op >= PROTO_NOPS || !handlers[req.op])
         conn_send_error (c, req.id, PROTO_ERR_INVALID_REQUEST, "op %s is not "
                          "served by this berthd", proto_op_name (req.op));
     else
-        handlers[i].fn (c, &req);
+        handlers[req.op] (c, &req);
     proto_request_free (&req);
 }

@@ -58,18 +58,29 @@
 /* The stable constant equal to code, or NULL when code is not one of them. */
 const char *proto_error_code (const char *code);
 
+/* Every op, once, as X (ENUM, name): PROTO_##ENUM is its enum proto_op and
+ * name its "op" on the wire. The op table (op_table.c) is built from this
+ * list, with codec_decode_##name and codec_encode_##name for each, and so is
+ * berthd's table of handlers (daemon/dispatch.c: handle_##name): adding an
+ * op is a line here, its decoder and encoder, and its handler; a missing one
+ * fails the build. */
+#define PROTO_OPS(X)                                                         \
+    X (HELLO, hello) X (ACQUIRE, acquire) X (RELEASE, release)               \
+    X (RENDER, render) X (RESOURCES, resources) X (STATUS, status)           \
+    X (WATCH, watch) X (SHUTDOWN, shutdown)                                  \
+    X (RECLAIM, reclaim)    /* take back a lease orphaned by a restart */    \
+    X (PLACED, placed)      /* a step tells the CPUs it really got */
+
 enum proto_op {
-    PROTO_HELLO,
-    PROTO_ACQUIRE,
-    PROTO_RELEASE,
-    PROTO_RENDER,
-    PROTO_RESOURCES,
-    PROTO_STATUS,
-    PROTO_WATCH,
-    PROTO_SHUTDOWN,
-    PROTO_RECLAIM,              /* take back a lease orphaned by a restart */
-    PROTO_PLACED,               /* a step tells the CPUs it really got */
+#define PROTO_OP_ENUM(e, name) PROTO_##e,
+    PROTO_OPS (PROTO_OP_ENUM)
+#undef PROTO_OP_ENUM
 };
+
+/* How many ops there are (an int, not an enum proto_op, so that switches
+ * over the ops need no case for it). */
+#define PROTO_OP_COUNT_ONE(e, name) + 1
+#define PROTO_NOPS (0 PROTO_OPS (PROTO_OP_COUNT_ONE))
 
 const char *proto_op_name (enum proto_op op);
 

@@ -14,10 +14,30 @@ struct codec_ctx {
     berth_error_t *err;
 };
 
-/* ---- op_table.c: each op's name, by enum proto_op */
-extern const char *const codec_op_names[];
-extern const int codec_nops;
-#define CODEC_OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim, placed"
+/* ---- op_table.c: the table of ops, indexed by enum proto_op */
+struct codec_op {
+    const char *name;             /* on the wire */
+    /* r has the op and its defaults; o is the request object: 0, or -1
+     * with c->err naming the field (codec_request.c) */
+    int (*decode) (const struct codec_ctx *c, json_t *o, struct proto_request *r);
+    /* the op's members added to o, which has op and id: 0, or -1 when req
+     * cannot be sent (codec_request_encode.c) */
+    int (*encode) (json_t *o, const struct proto_request *req);
+};
+
+extern const struct codec_op codec_ops[PROTO_NOPS];
+
+#define CODEC_OP_FUNCTIONS(e, name)                                          \
+    int codec_decode_##name (const struct codec_ctx *c, json_t *o,           \
+                             struct proto_request *r);                       \
+    int codec_encode_##name (json_t *o, const struct proto_request *req);
+PROTO_OPS (CODEC_OP_FUNCTIONS)
+#undef CODEC_OP_FUNCTIONS
+
+/* The op's number, or -1 when name is none of them. */
+int codec_op_find (const char *name);
+/* "hello, acquire, ..., placed": every op's name, for messages. */
+void codec_op_list (char *buf, size_t size);
 
 /* ---- codec_check.c: each returns 0, or -1 with c->err naming the field */
 void codec_strv_free (char **v);

@@ -130,7 +130,7 @@ static int unpack_if_only (json_t *o, const char *fmt, ...)
     return rc == 0 ? 0 : 1;
 }
 
-static int decode_hello (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+int codec_decode_hello (const struct codec_ctx *c, json_t *o, struct proto_request *r)
 {
     json_t *skip, *version = NULL;
     json_error_t je;
@@ -140,7 +140,7 @@ static int decode_hello (const struct codec_ctx *c, json_t *o, struct proto_requ
     return codec_get_i (c, "version", version, 1, INT_MAX, &r->hello.version);
 }
 
-static int decode_acquire (const struct codec_ctx *c, json_t *o, struct proto_acquire *a)
+int codec_decode_acquire (const struct codec_ctx *c, json_t *o, struct proto_request *r)
 {
     json_t *skip, *ntasks = NULL, *cpt = NULL, *min_tasks = NULL, *min_cpt = NULL,
         *cores = NULL, *min_cores = NULL, *gpus = NULL, *min_gpus = NULL,
@@ -149,6 +149,7 @@ static int decode_acquire (const struct codec_ctx *c, json_t *o, struct proto_ac
         *timeout = NULL, *wait = NULL, *argv = NULL, *detach = NULL, *ttl = NULL,
         *owner = NULL, *env = NULL, *duration = NULL, *resume = NULL;
     json_error_t je;
+    struct proto_acquire *a = &r->acquire;
     struct step_request *s = &a->step;
 
     /* Jansson's unpack costs per member the format names, present or not;
@@ -222,8 +223,9 @@ static int decode_acquire (const struct codec_ctx *c, json_t *o, struct proto_ac
     return 0;
 }
 
-static int decode_render (const struct codec_ctx *c, json_t *o, struct proto_render *r)
+int codec_decode_render (const struct codec_ctx *c, json_t *o, struct proto_request *req)
 {
+    struct proto_render *r = &req->render;
     json_t *skip, *placement, *ntasks = NULL, *cpt = NULL, *cap = NULL, *argv;
     json_error_t je;
     json_int_t cap_v = r->memory_cap;
@@ -258,63 +260,74 @@ static int decode_lease_op (const struct codec_ctx *c, json_t *o, bool required,
     return codec_get_name (c, "lease", v, lease);
 }
 
-static int decode_body (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+int codec_decode_release (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+{
+    return decode_lease_op (c, o, true, &r->release.lease);
+}
+
+int codec_decode_reclaim (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+{
+    return decode_lease_op (c, o, true, &r->reclaim.lease);
+}
+
+int codec_decode_resources (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+{
+    return decode_lease_op (c, o, false, &r->resources.lease);
+}
+
+int codec_decode_placed (const struct codec_ctx *c, json_t *o, struct proto_request *r)
 {
     json_t *skip, *v = NULL, *cores = NULL, *gpus = NULL;
     json_error_t je;
+    if (unpack_request (o, &je, "{s:o s:o s:o s:o s?o !}", "op", &skip, "id", &skip,
+                        "lease", &v, "cores", &cores, "gpu_ids", &gpus) < 0)
+        return codec_unpack_error (c, &je);
+    if (codec_get_name (c, "lease", v, &r->placed.lease) < 0
+        || codec_get_ids (c, "cores", cores, &r->placed.cores, &r->placed.ncores) < 0
+        || (!codec_absent (gpus) && codec_get_ids (c, "gpu_ids", gpus, &r->placed.gpu_ids,
+                                                   &r->placed.ngpu_ids) < 0))
+        return -1;
+    if (r->placed.ncores < 1)
+        return codec_bad (c, "cores", "a non-empty array of ids", cores);
+    return 0;
+}
 
-    switch (r->op) {
-    case PROTO_HELLO:
-        return decode_hello (c, o, r);
-    case PROTO_ACQUIRE:
-        return decode_acquire (c, o, &r->acquire);
-    case PROTO_RELEASE:
-        return decode_lease_op (c, o, true, &r->release.lease);
-    case PROTO_RECLAIM:
-        return decode_lease_op (c, o, true, &r->reclaim.lease);
-    case PROTO_RENDER:
-        return decode_render (c, o, &r->render);
-    case PROTO_PLACED:
-        if (unpack_request (o, &je, "{s:o s:o s:o s:o s?o !}", "op", &skip, "id", &skip,
-                            "lease", &v, "cores", &cores, "gpu_ids", &gpus) < 0)
-            return codec_unpack_error (c, &je);
-        if (codec_get_name (c, "lease", v, &r->placed.lease) < 0
-            || codec_get_ids (c, "cores", cores, &r->placed.cores, &r->placed.ncores) < 0
-            || (!codec_absent (gpus) && codec_get_ids (c, "gpu_ids", gpus, &r->placed.gpu_ids,
-                                           &r->placed.ngpu_ids) < 0))
-            return -1;
-        if (r->placed.ncores < 1)
-            return codec_bad (c, "cores", "a non-empty array of ids", cores);
-        return 0;
-    case PROTO_RESOURCES:
-        return decode_lease_op (c, o, false, &r->resources.lease);
-    case PROTO_STATUS: {
-        json_t *q = NULL;
-        if (unpack_request (o, &je, "{s:o s:o s?o s?o !}", "op", &skip, "id", &skip,
-                            "time_left", &v, "queue_only", &q) < 0)
-            return codec_unpack_error (c, &je);
-        if (codec_get_bool (c, "time_left", v, &r->status.time_left) < 0)
-            return -1;
-        return codec_get_bool (c, "queue_only", q, &r->status.queue_only);
-    }
-    case PROTO_WATCH:
-        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
-                            "history", &v) < 0)
-            return codec_unpack_error (c, &je);
-        return codec_get_bool (c, "history", v, &r->watch.history);
-    case PROTO_SHUTDOWN:
-        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
-                            "mode", &v) < 0)
-            return codec_unpack_error (c, &je);
-        if (codec_absent (v) || (json_is_string (v) && !strcmp (json_string_value (v), "drain")))
-            r->shutdown.mode = PROTO_SHUTDOWN_DRAIN;
-        else if (json_is_string (v) && !strcmp (json_string_value (v), "force"))
-            r->shutdown.mode = PROTO_SHUTDOWN_FORCE;
-        else
-            return codec_bad (c, "mode", "\"drain\" or \"force\"", v);
-        return 0;
-    }
-    return errprintf_code (c->err, PROTO_ERR_INTERNAL, "op %d has no decoder", r->op);
+int codec_decode_status (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+{
+    json_t *skip, *v = NULL, *q = NULL;
+    json_error_t je;
+    if (unpack_request (o, &je, "{s:o s:o s?o s?o !}", "op", &skip, "id", &skip,
+                        "time_left", &v, "queue_only", &q) < 0)
+        return codec_unpack_error (c, &je);
+    if (codec_get_bool (c, "time_left", v, &r->status.time_left) < 0)
+        return -1;
+    return codec_get_bool (c, "queue_only", q, &r->status.queue_only);
+}
+
+int codec_decode_watch (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+{
+    json_t *skip, *v = NULL;
+    json_error_t je;
+    if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+                        "history", &v) < 0)
+        return codec_unpack_error (c, &je);
+    return codec_get_bool (c, "history", v, &r->watch.history);
+}
+
+int codec_decode_shutdown (const struct codec_ctx *c, json_t *o, struct proto_request *r)
+{
+    json_t *skip, *v = NULL;
+    json_error_t je;
+    if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
+                        "mode", &v) < 0)
+        return codec_unpack_error (c, &je);
+    if (codec_absent (v) || (json_is_string (v) && !strcmp (json_string_value (v), "drain")))
+        r->shutdown.mode = PROTO_SHUTDOWN_DRAIN;
+    else if (json_is_string (v) && !strcmp (json_string_value (v), "force"))
+        r->shutdown.mode = PROTO_SHUTDOWN_FORCE;
+    else
+        return codec_bad (c, "mode", "\"drain\" or \"force\"", v);
+    return 0;
 }
 
 /* The id may be echoed only when it is a short integer or string. */
@@ -338,7 +351,7 @@ int proto_decode_request_jansson (const char *line, size_t len,
 {
     json_error_t je;
     json_t *o, *id, *op;
-    char got[64];
+    char got[64], ops[160];
     struct codec_ctx c = { "request", PROTO_ERR_INVALID_REQUEST, err };
     struct proto_request r;
 
@@ -370,25 +383,26 @@ int proto_decode_request_jansson (const char *line, size_t len,
         return -1;
     }
     req->id = json_incref (id);
-    if (!op || !json_is_string (op)) {
-        if (op)
-            codec_bad (&c, "op", "a string, one of " CODEC_OP_LIST, op);
+    int k = json_is_string (op) ? codec_op_find (json_string_value (op)) : -1;
+    if (k < 0) {
+        codec_op_list (ops, sizeof (ops));
+        if (json_is_string (op)) {
+            codec_describe (op, got, sizeof (got));
+            errprintf_code (err, c.code, "unknown op %s; known ops: %s", got, ops);
+        }
+        else if (op) {
+            char expect[sizeof (ops) + 32];
+            snprintf (expect, sizeof (expect), "a string, one of %s", ops);
+            codec_bad (&c, "op", expect, op);
+        }
         else
-            errprintf_code (err, c.code, "request has no 'op' (one of " CODEC_OP_LIST ")");
+            errprintf_code (err, c.code, "request has no 'op' (one of %s)", ops);
         json_decref (o);
         return -1;
     }
-    int k = 0;
-    while (k < codec_nops && strcmp (json_string_value (op), codec_op_names[k]))
-        k++;
-    if (k == codec_nops) {
-        codec_describe (op, got, sizeof (got));
-        json_decref (o);
-        return errprintf_code (err, c.code, "unknown op %s; known ops: " CODEC_OP_LIST, got);
-    }
     proto_request_init (&r, (enum proto_op) k);
-    c.where = codec_op_names[k];
-    if (decode_body (&c, o, &r) < 0) {
+    c.where = codec_ops[k].name;
+    if (codec_ops[k].decode (&c, o, &r) < 0) {
         proto_request_free (&r);
         json_decref (o);
         return -1;

@@ -6,8 +6,9 @@ static int set_count (json_t *o, const char *key, json_int_t v)
     return v == STEP_UNSET ? 0 : codec_set_new (o, key, json_integer (v));
 }
 
-static int encode_acquire (json_t *o, const struct proto_acquire *a)
+int codec_encode_acquire (json_t *o, const struct proto_request *req)
 {
+    const struct proto_acquire *a = &req->acquire;
     const struct step_request *s = &a->step;
     int rc = set_count (o, "ntasks", s->ntasks) | set_count (o, "min_tasks", s->min_tasks)
              | set_count (o, "cpus_per_task", s->cpus_per_task)
@@ -47,8 +48,11 @@ static int encode_acquire (json_t *o, const struct proto_acquire *a)
     return rc;
 }
 
-static int encode_render (json_t *o, const struct proto_render *r)
+int codec_encode_render (json_t *o, const struct proto_request *req)
 {
+    const struct proto_render *r = &req->render;
+    if (!r->argv)
+        return -1;
     int rc = codec_set_new (o, "placement", codec_placement_json (&r->placement))
              | codec_set_new (o, "ntasks", json_integer (r->ntasks))
              | codec_set_new (o, "argv", codec_strv_json (r->argv));
@@ -59,61 +63,68 @@ static int encode_render (json_t *o, const struct proto_render *r)
     return rc;
 }
 
+int codec_encode_hello (json_t *o, const struct proto_request *req)
+{
+    return req->hello.version > 0
+           ? codec_set_new (o, "version", json_integer (req->hello.version)) : 0;
+}
+
+int codec_encode_release (json_t *o, const struct proto_request *req)
+{
+    return req->release.lease ? codec_set_new (o, "lease", json_string (req->release.lease))
+                              : -1;
+}
+
+int codec_encode_reclaim (json_t *o, const struct proto_request *req)
+{
+    return req->reclaim.lease ? codec_set_new (o, "lease", json_string (req->reclaim.lease))
+                              : -1;
+}
+
+int codec_encode_placed (json_t *o, const struct proto_request *req)
+{
+    if (!req->placed.lease || req->placed.ncores <= 0)
+        return -1;
+    return codec_set_new (o, "lease", json_string (req->placed.lease))
+           | codec_set_new (o, "cores", codec_ids_json (req->placed.cores, req->placed.ncores))
+           | (req->placed.ngpu_ids < 0 ? 0 : codec_set_new (o, "gpu_ids", codec_ids_json (
+                  req->placed.gpu_ids, req->placed.ngpu_ids)));
+}
+
+int codec_encode_resources (json_t *o, const struct proto_request *req)
+{
+    return req->resources.lease
+           ? codec_set_new (o, "lease", json_string (req->resources.lease)) : 0;
+}
+
+int codec_encode_status (json_t *o, const struct proto_request *req)
+{
+    int rc = 0;
+    if (req->status.time_left)
+        rc = codec_set_new (o, "time_left", json_true ());
+    if (rc == 0 && req->status.queue_only)
+        rc = codec_set_new (o, "queue_only", json_true ());
+    return rc;
+}
+
+int codec_encode_watch (json_t *o, const struct proto_request *req)
+{
+    return req->watch.history ? codec_set_new (o, "history", json_true ()) : 0;
+}
+
+int codec_encode_shutdown (json_t *o, const struct proto_request *req)
+{
+    return codec_set_new (o, "mode", json_string (req->shutdown.mode == PROTO_SHUTDOWN_FORCE
+                                                      ? "force" : "drain"));
+}
+
 json_t *proto_encode_request (const struct proto_request *req)
 {
-    if ((int) req->op < 0 || (int) req->op >= codec_nops)
+    if ((int) req->op < 0 || (int) req->op >= PROTO_NOPS)
         return NULL;
-    json_t *o = json_pack ("{s:s s:O}", "op", codec_op_names[req->op], "id",
+    json_t *o = json_pack ("{s:s s:O}", "op", codec_ops[req->op].name, "id",
                            req->id ? req->id : json_null ());
-    int rc = o ? 0 : -1;
-    switch (req->op) {
-    case PROTO_HELLO:
-        if (o && req->hello.version > 0)
-            rc = codec_set_new (o, "version", json_integer (req->hello.version));
-        break;
-    case PROTO_ACQUIRE:
-        rc = o ? encode_acquire (o, &req->acquire) : -1;
-        break;
-    case PROTO_RELEASE:
-        rc = o && req->release.lease ? codec_set_new (o, "lease", json_string (req->release.lease))
-                                     : -1;
-        break;
-    case PROTO_RECLAIM:
-        rc = o && req->reclaim.lease ? codec_set_new (o, "lease", json_string (req->reclaim.lease))
-                                     : -1;
-        break;
-    case PROTO_RENDER:
-        rc = o && req->render.argv ? encode_render (o, &req->render) : -1;
-        break;
-    case PROTO_PLACED:
-        rc = o && req->placed.lease && req->placed.ncores > 0
-             ? codec_set_new (o, "lease", json_string (req->placed.lease))
-               | codec_set_new (o, "cores", codec_ids_json (req->placed.cores, req->placed.ncores))
-               | (req->placed.ngpu_ids < 0 ? 0 : codec_set_new (o, "gpu_ids", codec_ids_json (
-                      req->placed.gpu_ids, req->placed.ngpu_ids)))
-             : -1;
-        break;
-    case PROTO_RESOURCES:
-        if (o && req->resources.lease)
-            rc = codec_set_new (o, "lease", json_string (req->resources.lease));
-        break;
-    case PROTO_STATUS:
-        if (o && req->status.time_left)
-            rc = codec_set_new (o, "time_left", json_true ());
-        if (o && rc == 0 && req->status.queue_only)
-            rc = codec_set_new (o, "queue_only", json_true ());
-        break;
-    case PROTO_WATCH:
-        if (o && req->watch.history)
-            rc = codec_set_new (o, "history", json_true ());
-        break;
-    case PROTO_SHUTDOWN:
-        if (o)
-            rc = codec_set_new (o, "mode", json_string (req->shutdown.mode == PROTO_SHUTDOWN_FORCE
-                                                      ? "force" : "drain"));
-        break;
-    }
-    if (rc < 0) {
+    if (o && codec_ops[req->op].encode (o, req) < 0) {
         json_decref (o);
         return NULL;
     }

@@ -1065,6 +1065,42 @@ START_TEST (test_line_framing)
 }
 END_TEST
 
+/* The op table (PROTO_OPS): each op has its own name, and the strict
+ * decoder reaches that op's own decoder, whose refusal is worded in the
+ * op's name; the list of known ops is the table's, in order. */
+START_TEST (test_op_table)
+{
+    char ops[256] = "";
+    for (int k = 0; k < PROTO_NOPS; k++) {
+        const char *name = proto_op_name ((enum proto_op) k);
+        char line[128], want[64];
+        struct proto_request r;
+        berth_error_t err;
+        ck_assert_str_ne (name, "unknown");
+        for (int j = 0; j < k; j++)
+            ck_assert_str_ne (name, proto_op_name ((enum proto_op) j));
+        snprintf (line, sizeof (line), "{\"op\":\"%s\",\"id\":1,\"zz\":1}", name);
+        ck_assert_int_eq (proto_decode_request (line, strlen (line), &r, &err), -1);
+        /* refused by that op's decoder: an unknown member, or one it requires */
+        snprintf (want, sizeof (want), "%s: ", name);
+        ck_assert_str_eq (err.code, PROTO_ERR_INVALID_REQUEST);
+        ck_assert_msg (!strncmp (err.text, want, strlen (want))
+                       && (strstr (err.text, "unknown field(s): zz")
+                           || strstr (err.text, "missing required field")),
+                       "%s: %s", name, err.text);
+        proto_request_free (&r);
+        snprintf (ops + strlen (ops), sizeof (ops) - strlen (ops), "%s%s", k ? ", " : "", name);
+    }
+    ck_assert_int_eq (PROTO_NOPS, 10);
+    struct proto_request r;
+    berth_error_t err;
+    const char *line = "{\"op\":\"nope\",\"id\":1}";
+    ck_assert_int_eq (proto_decode_request (line, strlen (line), &r, &err), -1);
+    ck_assert_msg (strstr (err.text, ops), "%s", err.text);
+    proto_request_free (&r);
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("codec");
@@ -1091,6 +1127,7 @@ int main (void)
     tcase_add_test (tc, test_parse_message_errors);
     tcase_add_test (tc, test_events);
     tcase_add_test (tc, test_line_framing);
+    tcase_add_test (tc, test_op_table);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
