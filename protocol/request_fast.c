@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec_internal.h"
 #include "json_scan.h"
 #include "request_fast.h"
 
@@ -224,9 +225,9 @@ int proto_decode_request_fast (const char *line, size_t len,
     int v = at[F_OP];
     if (v < 0 || tok (&s, v)->kind != JSON_SCAN_STRING)
         return 1;
-    if (json_scan_is (&s, v, "acquire"))
+    if (json_scan_is (&s, v, codec_ops[PROTO_ACQUIRE].name))
         op = PROTO_ACQUIRE;
-    else if (json_scan_is (&s, v, "release"))
+    else if (json_scan_is (&s, v, codec_ops[PROTO_RELEASE].name))
         op = PROTO_RELEASE;
     else
         return 1;
