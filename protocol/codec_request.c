@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acquire_fields.h"
 #include "codec_internal.h"
 #include "request_fast.h"
 
@@ -140,86 +141,100 @@ int codec_decode_hello (const struct codec_ctx *c, json_t *o, struct proto_reque
     return codec_get_i (c, "version", version, 1, INT_MAX, &r->hello.version);
 }
 
+/* The checks of each kind of acquire member (acquire_fields.h): 0, or -1
+ * with c->err naming the field. */
+static int acq_COUNT (const struct codec_ctx *c, const char *field, const json_t *v,
+                      int *dst, json_int_t min, json_int_t max)
+{
+    return codec_get_i (c, field, v, (int) min, (int) max, dst);
+}
+
+#define acq_INT acq_COUNT
+
+static int acq_MB (const struct codec_ctx *c, const char *field, const json_t *v,
+                   int64_t *dst, json_int_t min, json_int_t max)
+{
+    json_int_t x = *dst;
+    if (codec_get_int (c, field, v, min, max, &x) < 0)
+        return -1;
+    *dst = x;
+    return 0;
+}
+
+static int acq_BOOL (const struct codec_ctx *c, const char *field, const json_t *v,
+                     bool *dst, json_int_t min, json_int_t max)
+{
+    (void) min, (void) max;
+    return codec_get_bool (c, field, v, dst);
+}
+
+static int acq_TRISTATE (const struct codec_ctx *c, const char *field, const json_t *v,
+                         int *dst, json_int_t min, json_int_t max)
+{
+    bool b = false;
+    (void) min, (void) max;
+    if (codec_get_bool (c, field, v, &b) < 0)
+        return -1;
+    if (!codec_absent (v))
+        *dst = b;
+    return 0;
+}
+
+static int acq_NAME (const struct codec_ctx *c, const char *field, const json_t *v,
+                     char **dst, json_int_t min, json_int_t max)
+{
+    (void) min, (void) max;     /* get_name's own: 1 to PROTO_MAX_NAME bytes */
+    return codec_get_name (c, field, v, dst);
+}
+
+static int acq_SECONDS (const struct codec_ctx *c, const char *field, const json_t *v,
+                        double *dst, json_int_t min, json_int_t max)
+{
+    (void) min;
+    return codec_get_seconds (c, field, v, (double) max, dst);
+}
+
+static int acq_ARGV (const struct codec_ctx *c, const char *field, const json_t *v,
+                     char ***dst, json_int_t min, json_int_t max)
+{
+    (void) min, (void) max;     /* get_argv's own: 1 to PROTO_MAX_ARGS items */
+    return codec_get_argv (c, field, v, dst);
+}
+
 int codec_decode_acquire (const struct codec_ctx *c, json_t *o, struct proto_request *r)
 {
-    json_t *skip, *ntasks = NULL, *cpt = NULL, *min_tasks = NULL, *min_cpt = NULL,
-        *cores = NULL, *min_cores = NULL, *gpus = NULL, *min_gpus = NULL,
-        *gpt = NULL, *min_gpt = NULL, *memory = NULL, *min_memory = NULL,
-        *span = NULL, *local = NULL, *label = NULL, *priority = NULL,
-        *timeout = NULL, *wait = NULL, *argv = NULL, *detach = NULL, *ttl = NULL,
-        *owner = NULL, *env = NULL, *duration = NULL, *resume = NULL;
+    json_t *skip, *v[PROTO_ACQ_NFIELDS] = { NULL };
     json_error_t je;
-    struct proto_acquire *a = &r->acquire;
-    struct step_request *s = &a->step;
+    struct proto_acquire *acq = &r->acquire;
+    struct step_request *step = &acq->step;
 
     /* Jansson's unpack costs per member the format names, present or not;
      * most acquires give a few common ones, which a short format decodes
      * (a subset of the full one: the members it leaves out stay NULL,
      * absent, as the full format would leave them). */
-    if (unpack_if_only (o, "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
-                        "op", &skip, "id", &skip, "ntasks", &ntasks,
-                        "cpus_per_task", &cpt, "cores", &cores, "gpus", &gpus,
-                        "memory", &memory, "label", &label, "argv", &argv,
-                        "local", &local, "env", &env) != 0
-        && unpack_request (o, &je,
-                        "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o"
-                        " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
-                        "op", &skip, "id", &skip, "ntasks", &ntasks,
-                        "cpus_per_task", &cpt, "min_tasks", &min_tasks,
-                        "min_cpus_per_task", &min_cpt, "cores", &cores,
-                        "min_cores", &min_cores, "gpus", &gpus, "min_gpus", &min_gpus,
-                        "gpus_per_task", &gpt, "min_gpus_per_task", &min_gpt,
-                        "memory", &memory, "min_memory", &min_memory,
-                        "may_span_nodes", &span, "local", &local, "label", &label,
-                        "priority", &priority, "timeout", &timeout, "wait", &wait,
-                        "argv", &argv, "detach", &detach, "ttl", &ttl,
-                        "owner_pid", &owner, "env", &env, "duration", &duration,
-                        "resume", &resume) < 0)
+#define SHORT_FMT(name) " s?o"
+#define SHORT_ARG(name) , #name, &v[PROTO_ACQ_##name]
+#define FULL_FMT(name, kind, holder, min, max, fast) " s?o"
+#define FULL_ARG(name, kind, holder, min, max, fast) , #name, &v[PROTO_ACQ_##name]
+    if (unpack_if_only (o, "{s:o s:o" PROTO_ACQUIRE_COMMON (SHORT_FMT) " !}",
+                        "op", &skip, "id", &skip PROTO_ACQUIRE_COMMON (SHORT_ARG)) != 0
+        && unpack_request (o, &je, "{s:o s:o" PROTO_ACQUIRE_FIELDS (FULL_FMT) " !}",
+                           "op", &skip, "id", &skip PROTO_ACQUIRE_FIELDS (FULL_ARG)) < 0)
         return codec_unpack_error (c, &je);
+#undef SHORT_FMT
+#undef SHORT_ARG
+#undef FULL_FMT
+#undef FULL_ARG
 
-    const struct { const char *name; json_t *v; int *dst; int min; } counts[] = {
-        { "ntasks", ntasks, &s->ntasks, 1 },
-        { "min_tasks", min_tasks, &s->min_tasks, 1 },
-        { "cpus_per_task", cpt, &s->cpus_per_task, 1 },
-        { "min_cpus_per_task", min_cpt, &s->min_cpus_per_task, 1 },
-        { "cores", cores, &s->cores, 1 },
-        { "min_cores", min_cores, &s->min_cores, 1 },
-        { "gpus", gpus, &s->gpus, 0 },
-        { "min_gpus", min_gpus, &s->min_gpus, 0 },
-        { "gpus_per_task", gpt, &s->gpus_per_task, 0 },
-        { "min_gpus_per_task", min_gpt, &s->min_gpus_per_task, 0 },
-    };
-    for (size_t i = 0; i < sizeof (counts) / sizeof (counts[0]); i++)
-        if (codec_get_i (c, counts[i].name, counts[i].v, counts[i].min, PROTO_MAX_COUNT,
-                   counts[i].dst) < 0)
-            return -1;
-    json_int_t mem = s->memory, min_mem = s->min_memory;
-    bool span_b = false;
-    if (codec_get_int (c, "memory", memory, 1, PROTO_MAX_MEMORY_MB, &mem) < 0
-        || codec_get_int (c, "min_memory", min_memory, 1, PROTO_MAX_MEMORY_MB, &min_mem) < 0
-        || codec_get_bool (c, "may_span_nodes", span, &span_b) < 0
-        || codec_get_bool (c, "local", local, &s->local) < 0
-        || codec_get_name (c, "label", label, &s->label) < 0
-        || codec_get_i (c, "priority", priority, -PROTO_MAX_PRIORITY, PROTO_MAX_PRIORITY,
-                  &s->priority) < 0
-        || codec_get_seconds (c, "timeout", timeout, PROTO_MAX_SECONDS, &s->timeout) < 0
-        || codec_get_bool (c, "wait", wait, &a->wait) < 0
-        || codec_get_argv (c, "argv", argv, &s->argv) < 0
-        || codec_get_bool (c, "detach", detach, &a->detach) < 0
-        || codec_get_seconds (c, "ttl", ttl, PROTO_MAX_SECONDS, &a->ttl) < 0
-        || codec_get_i (c, "owner_pid", owner, 1, PROTO_MAX_PID, &a->owner_pid) < 0
-        || codec_get_bool (c, "env", env, &a->env) < 0
-        || codec_get_seconds (c, "duration", duration, PROTO_MAX_SECONDS, &a->duration) < 0
-        || codec_get_bool (c, "resume", resume, &a->resume) < 0)
+#define CHECK(name, kind, holder, min, max, fast)                            \
+    || acq_##kind (c, #name, v[PROTO_ACQ_##name], &holder->name, min, max) < 0
+    if (0 PROTO_ACQUIRE_FIELDS (CHECK))
         return -1;
-    s->memory = mem;
-    s->min_memory = min_mem;
-    if (!codec_absent (span))
-        s->may_span_nodes = span_b;
-    if (!a->detach && (a->ttl >= 0 || a->owner_pid > 0))
+#undef CHECK
+    if (!acq->detach && (acq->ttl >= 0 || acq->owner_pid > 0))
         return errprintf_code (c->err, c->code,
                                "%s: field '%s' applies to detached leases only; add \"detach\": true",
-                               c->where, a->ttl >= 0 ? "ttl" : "owner_pid");
+                               c->where, acq->ttl >= 0 ? "ttl" : "owner_pid");
     return 0;
 }
 

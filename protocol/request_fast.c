@@ -10,33 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acquire_fields.h"
 #include "codec_internal.h"
 #include "json_scan.h"
 #include "request_fast.h"
 
-enum field {
-    F_OP, F_ID, F_LEASE,
-    F_NTASKS, F_MIN_TASKS, F_CPT, F_MIN_CPT, F_CORES, F_MIN_CORES,
-    F_GPUS, F_MIN_GPUS, F_GPT, F_MIN_GPT,
-    F_MEMORY, F_MIN_MEMORY, F_SPAN, F_LOCAL, F_LABEL, F_PRIORITY, F_TIMEOUT,
-    F_WAIT, F_ARGV, F_DETACH, F_TTL, F_OWNER, F_ENV, F_DURATION,
-    NFIELDS
-};
+/* The members either op takes: op, id, lease (release) and the acquire's
+ * (acquire_fields.h), each at index F_ACQ + PROTO_ACQ_##name. */
+enum field { F_OP, F_ID, F_LEASE, F_ACQ, NFIELDS = F_ACQ + PROTO_ACQ_NFIELDS };
 
 static const char *const fields[NFIELDS] = {
     "op", "id", "lease",
-    "ntasks", "min_tasks", "cpus_per_task", "min_cpus_per_task",
-    "cores", "min_cores", "gpus", "min_gpus",
-    "gpus_per_task", "min_gpus_per_task",
-    "memory", "min_memory", "may_span_nodes", "local", "label",
-    "priority", "timeout", "wait", "argv", "detach", "ttl",
-    "owner_pid", "env", "duration",
+#define NAME(name, kind, holder, min, max, fast) #name,
+    PROTO_ACQUIRE_FIELDS (NAME)
+#undef NAME
 };
 
-/* What each op accepts (decode_lease_op's and decode_acquire's formats). */
+/* What each op accepts (decode_lease_op's format; the acquire members the
+ * fast lane takes). */
 #define BIT(f) (UINT32_C (1) << (f))
 #define RELEASE_FIELDS (BIT (F_OP) | BIT (F_ID) | BIT (F_LEASE))
-#define ACQUIRE_FIELDS (((UINT32_C (1) << NFIELDS) - 1) & ~BIT (F_LEASE))
+#define TAKEN(name, kind, holder, min, max, fast) | (fast ? BIT (F_ACQ + PROTO_ACQ_##name) : 0)
+#define ACQUIRE_FIELDS (BIT (F_OP) | BIT (F_ID) PROTO_ACQUIRE_FIELDS (TAKEN))
+_Static_assert (NFIELDS <= 32, "the members' bits fit a uint32_t");
 
 static const struct json_scan_token *tok (const struct json_scan *s, int i)
 {
@@ -81,14 +77,14 @@ static int get_bool (const struct json_scan *s, int v, bool *out)
     return 0;
 }
 
-/* get_seconds: an integer or a real from 0 to PROTO_MAX_SECONDS, read as
+/* get_seconds: an integer or a real from 0 to max, read as
  * jansson's json_number_value reads it (json_scan_real). */
-static int get_seconds (const struct json_scan *s, int v, double *out)
+static int get_seconds (const struct json_scan *s, int v, double max, double *out)
 {
     double x;
     if (absent (s, v))
         return 0;
-    if (json_scan_real (s, v, &x) < 0 || !(x >= 0 && x <= PROTO_MAX_SECONDS))
+    if (json_scan_real (s, v, &x) < 0 || !(x >= 0 && x <= max))
         return -1;
     *out = x;
     return 0;
@@ -158,51 +154,111 @@ static bool id_ok (const struct json_scan *s, int v)
                    && text_len (s, v) <= PROTO_MAX_NAME));
 }
 
-/* decode_acquire's checks, in its order; -1 to decline. */
-static int check_acquire (const struct json_scan *s, const int *at,
-                          struct proto_acquire *a)
+/* The checks of each kind of acquire member (acquire_fields.h), as the
+ * strict decoder's (codec_request.c acq_*): 0, or -1 to decline. NAME and
+ * ARGV are only checked here: they are copied once everything is. */
+static int acq_COUNT (const struct json_scan *s, int v, int *dst, long long min,
+                      long long max)
 {
-    struct step_request *st = &a->step;
-    const struct { int f; int *dst; int min; } counts[] = {
-        { F_NTASKS, &st->ntasks, 1 },
-        { F_MIN_TASKS, &st->min_tasks, 1 },
-        { F_CPT, &st->cpus_per_task, 1 },
-        { F_MIN_CPT, &st->min_cpus_per_task, 1 },
-        { F_CORES, &st->cores, 1 },
-        { F_MIN_CORES, &st->min_cores, 1 },
-        { F_GPUS, &st->gpus, 0 },
-        { F_MIN_GPUS, &st->min_gpus, 0 },
-        { F_GPT, &st->gpus_per_task, 0 },
-        { F_MIN_GPT, &st->min_gpus_per_task, 0 },
-    };
-    for (size_t i = 0; i < sizeof (counts) / sizeof (counts[0]); i++)
-        if (get_i (s, at[counts[i].f], counts[i].min, PROTO_MAX_COUNT, counts[i].dst) < 0)
-            return -1;
-    long long mem = st->memory, min_mem = st->min_memory;
-    bool span = false;
-    if (get_int (s, at[F_MEMORY], 1, PROTO_MAX_MEMORY_MB, &mem) < 0
-        || get_int (s, at[F_MIN_MEMORY], 1, PROTO_MAX_MEMORY_MB, &min_mem) < 0
-        || get_bool (s, at[F_SPAN], &span) < 0
-        || get_bool (s, at[F_LOCAL], &st->local) < 0
-        || (!absent (s, at[F_LABEL]) && !name_ok (s, at[F_LABEL]))
-        || get_i (s, at[F_PRIORITY], -PROTO_MAX_PRIORITY, PROTO_MAX_PRIORITY,
-                  &st->priority) < 0
-        || get_seconds (s, at[F_TIMEOUT], &st->timeout) < 0
-        || get_bool (s, at[F_WAIT], &a->wait) < 0
-        || (!absent (s, at[F_ARGV]) && !argv_ok (s, at[F_ARGV]))
-        || get_bool (s, at[F_DETACH], &a->detach) < 0
-        || get_seconds (s, at[F_TTL], &a->ttl) < 0
-        || get_i (s, at[F_OWNER], 1, PROTO_MAX_PID, &a->owner_pid) < 0
-        || get_bool (s, at[F_ENV], &a->env) < 0
-        || get_seconds (s, at[F_DURATION], &a->duration) < 0)
+    return get_i (s, v, (int) min, (int) max, dst);
+}
+
+#define acq_INT acq_COUNT
+
+static int acq_MB (const struct json_scan *s, int v, int64_t *dst, long long min,
+                   long long max)
+{
+    long long x = *dst;
+    if (get_int (s, v, min, max, &x) < 0)
         return -1;
-    st->memory = mem;
-    st->min_memory = min_mem;
-    if (!absent (s, at[F_SPAN]))
-        st->may_span_nodes = span;
-    if (!a->detach && (a->ttl >= 0 || a->owner_pid > 0))
+    *dst = x;
+    return 0;
+}
+
+static int acq_BOOL (const struct json_scan *s, int v, bool *dst, long long min,
+                     long long max)
+{
+    (void) min, (void) max;
+    return get_bool (s, v, dst);
+}
+
+static int acq_TRISTATE (const struct json_scan *s, int v, int *dst, long long min,
+                         long long max)
+{
+    bool b = false;
+    (void) min, (void) max;
+    if (get_bool (s, v, &b) < 0)
+        return -1;
+    if (!absent (s, v))
+        *dst = b;
+    return 0;
+}
+
+static int acq_NAME (const struct json_scan *s, int v, char **dst, long long min,
+                     long long max)
+{
+    (void) dst, (void) min, (void) max;
+    return absent (s, v) || name_ok (s, v) ? 0 : -1;
+}
+
+static int acq_SECONDS (const struct json_scan *s, int v, double *dst, long long min,
+                        long long max)
+{
+    (void) min;
+    return get_seconds (s, v, (double) max, dst);
+}
+
+static int acq_ARGV (const struct json_scan *s, int v, char ***dst, long long min,
+                     long long max)
+{
+    (void) dst, (void) min, (void) max;
+    return absent (s, v) || argv_ok (s, v) ? 0 : -1;
+}
+
+/* The copies of what acq_NAME and acq_ARGV checked; the other kinds were
+ * set by their checks. */
+static int copy_NAME (const struct json_scan *s, int v, char **dst)
+{
+    return name_dup (s, v, dst);
+}
+
+static int copy_ARGV (const struct json_scan *s, int v, char ***dst)
+{
+    return argv_dup (s, v, dst);
+}
+
+#define copy_COUNT(s, v, dst) 0
+#define copy_INT(s, v, dst) 0
+#define copy_MB(s, v, dst) 0
+#define copy_BOOL(s, v, dst) 0
+#define copy_TRISTATE(s, v, dst) 0
+#define copy_SECONDS(s, v, dst) 0
+
+/* decode_acquire's checks, in its order (acquire_fields.h); -1 to decline. */
+static int check_acquire (const struct json_scan *s, const int *at,
+                          struct proto_acquire *acq)
+{
+    struct step_request *step = &acq->step;
+#define CHECK(name, kind, holder, min, max, fast)                            \
+    || (fast && acq_##kind (s, at[F_ACQ + PROTO_ACQ_##name], &holder->name, min, max) < 0)
+    if (0 PROTO_ACQUIRE_FIELDS (CHECK))
+        return -1;
+#undef CHECK
+    if (!acq->detach && (acq->ttl >= 0 || acq->owner_pid > 0))
         return -1;                    /* refused there: ttl/owner_pid need detach */
     return 0;
+}
+
+/* The copies, once check_acquire passed: 0, or -1 (out of memory). */
+static int copy_acquire (const struct json_scan *s, const int *at,
+                         struct proto_acquire *acq)
+{
+    struct step_request *step = &acq->step;
+    (void) s, (void) at, (void) step;
+#define COPY(name, kind, holder, min, max, fast)                             \
+    || (fast && copy_##kind (s, at[F_ACQ + PROTO_ACQ_##name], &holder->name) < 0)
+    return 0 PROTO_ACQUIRE_FIELDS (COPY) ? -1 : 0;
+#undef COPY
 }
 
 int proto_decode_request_fast (const char *line, size_t len,
@@ -247,8 +303,7 @@ int proto_decode_request_fast (const char *line, size_t len,
     /* Checked: now the copies. */
     int rc = (r.id = id_json (&s, at[F_ID])) ? 0 : -1;
     if (rc == 0 && op == PROTO_ACQUIRE)
-        rc = name_dup (&s, at[F_LABEL], &r.acquire.step.label) < 0
-             || argv_dup (&s, at[F_ARGV], &r.acquire.step.argv) < 0 ? -1 : 0;
+        rc = copy_acquire (&s, at, &r.acquire);
     else if (rc == 0)
         rc = name_dup (&s, at[F_LEASE], &r.release.lease);
     if (rc < 0) {

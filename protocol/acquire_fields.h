@@ -1,0 +1,59 @@
+/* The members of an acquire request, described once for the strict decoder
+ * (codec_request.c) and the fast lane (request_fast.c): each decodes and
+ * checks them in this order, with these kinds and bounds, from this list.
+ *
+ * X (name, kind, holder, min, max, fast): name is the member on the wire
+ * and the field of holder that takes it (step: struct step_request, acq:
+ * struct proto_acquire); kind is COUNT (int), MB (int64_t), INT (int), BOOL,
+ * TRISTATE (an int left STEP_UNSET when absent), NAME (a label: a short
+ * printable string), SECONDS (a double from 0 to max) or ARGV (a non-empty
+ * array of strings, the first non-empty); min and max bound COUNT, MB and
+ * INT; fast is 0 for a member the fast lane declines (left to the strict
+ * decoder). */
+#ifndef BERTH_PROTO_ACQUIRE_FIELDS_H
+#define BERTH_PROTO_ACQUIRE_FIELDS_H
+
+#include "codec.h"
+
+#define PROTO_ACQUIRE_FIELDS(X)                                              \
+    X (ntasks, COUNT, step, 1, PROTO_MAX_COUNT, 1)                           \
+    X (min_tasks, COUNT, step, 1, PROTO_MAX_COUNT, 1)                        \
+    X (cpus_per_task, COUNT, step, 1, PROTO_MAX_COUNT, 1)                    \
+    X (min_cpus_per_task, COUNT, step, 1, PROTO_MAX_COUNT, 1)                \
+    X (cores, COUNT, step, 1, PROTO_MAX_COUNT, 1)                            \
+    X (min_cores, COUNT, step, 1, PROTO_MAX_COUNT, 1)                        \
+    X (gpus, COUNT, step, 0, PROTO_MAX_COUNT, 1)                             \
+    X (min_gpus, COUNT, step, 0, PROTO_MAX_COUNT, 1)                         \
+    X (gpus_per_task, COUNT, step, 0, PROTO_MAX_COUNT, 1)                    \
+    X (min_gpus_per_task, COUNT, step, 0, PROTO_MAX_COUNT, 1)                \
+    X (memory, MB, step, 1, PROTO_MAX_MEMORY_MB, 1)                          \
+    X (min_memory, MB, step, 1, PROTO_MAX_MEMORY_MB, 1)                      \
+    X (may_span_nodes, TRISTATE, step, 0, 1, 1)                              \
+    X (local, BOOL, step, 0, 1, 1)                                           \
+    X (label, NAME, step, 1, PROTO_MAX_NAME, 1)                              \
+    X (priority, INT, step, -PROTO_MAX_PRIORITY, PROTO_MAX_PRIORITY, 1)      \
+    X (timeout, SECONDS, step, 0, PROTO_MAX_SECONDS, 1)                      \
+    X (wait, BOOL, acq, 0, 1, 1)                                             \
+    X (argv, ARGV, step, 1, PROTO_MAX_ARGS, 1)                               \
+    X (detach, BOOL, acq, 0, 1, 1)                                           \
+    X (ttl, SECONDS, acq, 0, PROTO_MAX_SECONDS, 1)                           \
+    X (owner_pid, INT, acq, 1, PROTO_MAX_PID, 1)                             \
+    X (env, BOOL, acq, 0, 1, 1)                                              \
+    X (duration, SECONDS, acq, 0, PROTO_MAX_SECONDS, 1)                      \
+    X (resume, BOOL, acq, 0, 1, 0)
+
+/* The members most acquires give, which the strict decoder tries first with
+ * a short format (jansson's unpack costs per member the format names). */
+#define PROTO_ACQUIRE_COMMON(X)                                              \
+    X (ntasks) X (cpus_per_task) X (cores) X (gpus) X (memory) X (label)     \
+    X (argv) X (local) X (env)
+
+/* Each member's index: PROTO_ACQ_##name. */
+enum {
+#define PROTO_ACQ_INDEX(name, kind, holder, min, max, fast) PROTO_ACQ_##name,
+    PROTO_ACQUIRE_FIELDS (PROTO_ACQ_INDEX)
+#undef PROTO_ACQ_INDEX
+    PROTO_ACQ_NFIELDS
+};
+
+#endif
