@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "run_command.h"
 
 extern char **environ;
@@ -84,13 +85,6 @@ static int buf_read (int fd, struct buf *b)
     return 1;
 }
 
-static double now_s (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Collect both streams until EOF on both or the deadline. Returns 1 when the
  * deadline passed, 0 at EOF, -1 when out of memory. */
 static int collect (int outfd, int errfd, struct buf *out, struct buf *errb,
@@ -99,7 +93,7 @@ static int collect (int outfd, int errfd, struct buf *out, struct buf *errb,
     struct pollfd fds[2] = { { outfd, POLLIN, 0 }, { errfd, POLLIN, 0 } };
     struct buf *bufs[2] = { out, errb };
     while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-        double left = deadline - now_s ();
+        double left = deadline - now_mono ();
         if (left <= 0)
             return 1;
         int k = poll (fds, 2, (int) (left * 1000) + 1);
@@ -200,7 +194,7 @@ int run_command (const char *const *argv, char *const *envp, double timeout_s,
                         "`%s`: cannot start %s: %s", cmd, prog, strerror (e));
         goto close_pipes;
     }
-    int late = collect (outp[0], errp[0], &out, &errb, now_s () + timeout_s);
+    int late = collect (outp[0], errp[0], &out, &errb, now_mono () + timeout_s);
     if (late != 0) {
         kill (-pid, SIGKILL);
         kill (pid, SIGKILL);

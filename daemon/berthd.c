@@ -80,20 +80,6 @@ static const char usage_text[] =
 "Exit status: 0 stopped cleanly, 1 runtime error, 2 usage error, 3 the\n"
 "allocation is not live, 4 the scheduler cannot be reached.\n";
 
-double now_wall (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-double now_mono (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 struct timeval seconds_tv (double s)
 {
     if (!(s > 0))

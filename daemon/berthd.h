@@ -14,6 +14,7 @@
 #include <event2/listener.h>
 
 #include "allocation.h"
+#include "clock.h"
 #include "codec.h"
 #include "launch_fit.h"
 #include "deadline.h"
@@ -233,8 +234,6 @@ struct lease {
 };
 
 /* berthd.c */
-double now_wall (void);
-double now_mono (void);
 struct timeval seconds_tv (double s);      /* for libevent timers */
 void berthd_stop (struct berthd *d, int code);   /* leave the loop */
 void berthd_check_drained (struct berthd *d);
