@@ -7,6 +7,7 @@
 
 #include "idset.h"
 #include "render.h"
+#include "text.h"
 
 /* Variables unset for a placed Slurm launch. srun reads these from the batch
  * script's environment as if the step had asked for them; each contradicts
@@ -885,43 +886,18 @@ void launch_free (struct launch *l)
     memset (l, 0, sizeof (*l));
 }
 
-/* Characters that never need quoting in a POSIX shell word. */
-static bool shell_safe (const char *s)
-{
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!strchr ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                     "0123456789_@%+=:,./-", *s))
-            return false;
-    return true;
-}
-
 char *render_shell_quote (char *const *argv)
 {
-    char *s = NULL;
-    size_t len;
-    FILE *f = open_memstream (&s, &len);
-    if (!f)
-        return NULL;
+    struct text_buf b = { 0 };
+    text_buf_put (&b, "", 0);     /* "" for no words, not NULL */
     for (int i = 0; argv && argv[i]; i++) {
         if (i)
-            fputc (' ', f);
-        if (shell_safe (argv[i])) {
-            fputs (argv[i], f);
-            continue;
-        }
-        fputc ('\'', f);
-        for (const char *c = argv[i]; *c; c++)
-            if (*c == '\'')
-                fputs ("'\\''", f);
-            else
-                fputc (*c, f);
-        fputc ('\'', f);
+            text_buf_put (&b, " ", 1);
+        text_buf_shell_word (&b, argv[i], false);
     }
-    if (fclose (f) != 0) {
-        free (s);
+    if (b.bad) {
+        free (b.s);
         return NULL;
     }
-    return s;
+    return b.s;
 }

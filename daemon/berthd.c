@@ -25,6 +25,7 @@
 #include "launcher_probe.h"
 #include "sockdir.h"
 #include "socket_path.h"
+#include "text.h"
 
 static const char usage_text[] =
 "usage: berthd [options]\n"
@@ -271,26 +272,17 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
 
 /* ---- start-up ---- */
 
+/* Always in quotes: the ready line's form is fixed (tests and scripts
+ * match it). NULL when out of memory. */
 static char *shell_quote (const char *s)
 {
-    size_t n = 3;
-    for (const char *p = s; *p; p++)
-        n += *p == '\'' ? 4 : 1;
-    char *q = malloc (n), *o = q;
-    if (!q)
+    struct text_buf b = { 0 };
+    text_buf_shell_word (&b, s, true);
+    if (b.bad) {
+        free (b.s);
         return NULL;
-    *o++ = '\'';
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'') {
-            memcpy (o, "'\\''", 4);
-            o += 4;
-        }
-        else
-            *o++ = *p;
     }
-    *o++ = '\'';
-    *o = '\0';
-    return q;
+    return b.s;
 }
 
 /* For `eval "$(berthd --print-env)"`: a failure must not evaluate to
