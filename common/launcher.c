@@ -240,18 +240,9 @@ static int probe_version (const char *exe, char *out, size_t size)
 
 static bool on_path (const char *prog)
 {
-    const char *path = getenv ("PATH");
-    if (!path || !*path)
-        return false;
-    char *copy = strdup (path), *save = NULL;
-    bool found = false;
-    for (char *dir = copy ? strtok_r (copy, ":", &save) : NULL; dir && !found;
-         dir = strtok_r (NULL, ":", &save)) {
-        char full[4096];
-        if (snprintf (full, sizeof (full), "%s/%s", dir, prog) < (int)sizeof (full))
-            found = access (full, X_OK) == 0;
-    }
-    free (copy);
+    char *full = run_command_find (prog, getenv ("PATH"));
+    bool found = full != NULL;
+    free (full);
     return found;
 }
 

@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpus.h"
 #include "machine.h"
 #include "machine_private.h"
 #include "memory.h"
+#include "run_command.h"
 #include "topology.h"
 
 struct select_ctx {
@@ -435,17 +435,12 @@ static void find_launcher (char *out, size_t size)
     const char *path = getenv ("PATH");
     out[0] = '\0';
     for (size_t i = 0; path && i < sizeof (names) / sizeof (names[0]); i++) {
-        for (const char *p = path; *p;) {
-            size_t len = strcspn (p, ":");
-            char file[4096];
-            struct stat st;
-            snprintf (file, sizeof (file), "%.*s/%s", (int)len, p, names[i]);
-            if (len && stat (file, &st) == 0 && S_ISREG (st.st_mode)
-                && access (file, X_OK) == 0) {
-                snprintf (out, size, "%s", names[i]);
-                return;
-            }
-            p += len + (p[len] == ':');
+        char *full = run_command_find (names[i], path);
+        bool found = full != NULL;
+        free (full);
+        if (found) {
+            snprintf (out, size, "%s", names[i]);
+            return;
         }
     }
 }

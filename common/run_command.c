@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,9 +34,7 @@ const char *run_command_env (char *const *envp, const char *name)
     return NULL;
 }
 
-/* The program to execute: argv[0] itself when it names a path, else the
- * first executable file of that name on path. NULL when none. */
-static char *find_program (const char *prog, const char *path)
+char *run_command_find (const char *prog, const char *path)
 {
     if (strchr (prog, '/'))
         return strdup (prog);
@@ -43,9 +42,11 @@ static char *find_program (const char *prog, const char *path)
         const char *colon = strchr (p, ':');
         size_t dlen = colon ? (size_t) (colon - p) : strlen (p);
         char *full;
+        struct stat st;
         if (asprintf (&full, "%.*s/%s", (int) dlen, dlen ? p : ".", prog) < 0)
             return NULL;
-        if (access (full, X_OK) == 0)
+        if (stat (full, &st) == 0 && S_ISREG (st.st_mode)
+            && access (full, X_OK) == 0)
             return full;
         free (full);
         if (!colon)
@@ -157,7 +158,7 @@ int run_command (const char *const *argv, char *const *envp, double timeout_s,
     const char *path = run_command_env (envp, "PATH");
     if (!path)
         path = "/usr/bin:/bin";
-    char *prog = find_program (argv[0], path);
+    char *prog = run_command_find (argv[0], path);
     if (!prog)
         return errprintf_code (err, "command_not_found",
                                "`%s`: %s not found on PATH (%s)", cmd, argv[0],
