@@ -299,6 +299,10 @@ int lease_watch_holder (struct berthd *d, struct lease *ls);
 uint64_t conn_peer_start (struct conn *c);
 void lease_unwatch (struct berthd *d, struct lease *ls);
 int lease_arm_ttl (struct berthd *d, struct lease *ls);
+/* A record of the ledger's lease ll (id, name, shape, layout), watching
+ * nothing, with no expiry and no reclaim deadline; the grant and a restart
+ * fill in the rest. NULL when out of memory. */
+struct lease *lease_new (const struct ledger_lease *ll);
 void lease_free (struct berthd *d, struct lease *ls);
 /* The lease as the codec describes it (borrowed pointers; do not free). */
 void lease_to_proto (const struct lease *ls, bool with_env,

@@ -22,6 +22,22 @@
 
 /* ---- records ---- */
 
+struct lease *lease_new (const struct ledger_lease *ll)
+{
+    struct lease *ls = calloc (1, sizeof (*ls));
+    if (!ls)
+        return NULL;
+    ls->id = ll->id;
+    ledger_lease_name (ll->id, ls->name, sizeof (ls->name));
+    ls->shape = ll->shape;
+    ls->layout = ll->layout;
+    ls->local = ll->shape.local;
+    ls->pidfd = -1;
+    ls->expires = -1;
+    ls->reclaim_by = -1;
+    return ls;
+}
+
 void lease_free (struct berthd *d, struct lease *ls)
 {
     if (ls->conn) {
@@ -404,24 +420,15 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         return -1;
     }
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, id);
-    struct lease *ls = calloc (1, sizeof (*ls));
-    if (!ll || !ls) {
-        free (ls);
+    struct lease *ls = ll ? lease_new (ll) : NULL;
+    if (!ls) {
         ledger_release (d->ledger, id, NULL);
         return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory "
                                "recording a lease");
     }
-    ls->id = id;
-    ls->pidfd = -1;
-    ls->expires = -1;
-    ledger_lease_name (id, ls->name, sizeof (ls->name));
-    ls->shape = ll->shape;
-    ls->layout = ll->layout;
-    ls->local = ll->shape.local;
     ls->detached = p->acq.detach;
     ls->peer_pid = p->conn->pid;
     ls->peer_start = conn_peer_start (p->conn);
-    ls->reclaim_by = -1;
     ls->uid = p->conn->uid;
     ls->owner_pid = p->acq.owner_pid;
     ls->granted = now_wall ();
