@@ -990,12 +990,6 @@ static int reserve (struct ledger *l, const struct step_shape *sh,
     return k;
 }
 
-int ledger_reserve_for (struct ledger *l, const struct step_shape *sh,
-                        enum ledger_layout layout, int *nodes, int max)
-{
-    return reserve (l, sh, layout, false, 0, nodes, max);
-}
-
 int ledger_reserve_for_at (struct ledger *l, const struct step_shape *sh,
                            enum ledger_layout layout, double now, int *nodes,
                            int max)
