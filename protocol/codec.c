@@ -1209,16 +1209,6 @@ json_t *proto_status_reply (json_t *id, json_t *allocation, json_t *leases,
                       "queue", queue ? queue : json_array ());
 }
 
-json_t *proto_event_granted (double time, const struct proto_lease *lease)
-{
-    json_t *body = proto_lease_json (lease);
-    json_t *o = body ? merge (json_pack ("{s:s s:f}", "event", "granted", "time", time),
-                              body)
-                     : NULL;
-    json_decref (body);
-    return o;
-}
-
 json_t *proto_event_waited (double time, const char *label, int position,
                             const char *why)
 {
