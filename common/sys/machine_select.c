@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "gpus.h"
-#include "machine.h"
-#include "machine_private.h"
+#include "config_file.h"
+#include "machine_search.h"
+#include "machine_select.h"
 #include "memory.h"
 #include "topology.h"
 
