@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +27,10 @@
 #include "topology.h"
 #include "wait_progress.h"
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
 static void usage (FILE *f)
 {
     fprintf (f,
@@ -35,7 +41,9 @@ static void usage (FILE *f)
 "is run; with --local PROGRAM runs on this node bound to the placed cores.\n"
 "The step finds its share in BERTH_LEASE, BERTH_NODES, BERTH_CORES,\n"
 "BERTH_GPUS and BERTH_MEMORY_MB. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
-"SIGUSR2 sent to berth run are passed to the step.\n"
+"SIGUSR2 sent to berth run are passed to the step. If berthd restarts\n"
+"while the step runs, berth run reconnects (for up to BERTH_RECONNECT_S\n"
+"seconds, default 60) and reclaims the lease; the step keeps its cores.\n"
 "Exit status: the step's; else 125 when berth itself fails (a usage error,\n"
 "no berthd, a request refused as unsatisfiable or busy, --timeout passed,\n"
 "berthd shutting down or gone), 126 when PROGRAM cannot be run, 127 when it\n"
@@ -229,8 +237,36 @@ static void exec_step (char *const *argv, const cpu_set_t *cpus, pid_t parent,
     _exit (e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_RUN);
 }
 
+/* Wait for the step while watching the connection: if berthd goes away,
+ * the lease is reclaimed as soon as it is back (so that status shows it
+ * held by this connection again), not only at the release. Where pidfds
+ * are missing, the step is waited for alone (the release reconnects). */
+static int wait_step (pid_t pid, berth_client_t *c, int *status)
+{
+    int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
+    int fd = pfd >= 0 ? berth_fd (c) : -1;
+    while (fd >= 0) {
+        struct pollfd p[2] = { { pfd, POLLIN, 0 }, { fd, POLLIN, 0 } };
+        if (poll (p, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (p[0].revents)
+            break;
+        if (p[1].revents) {
+            berth_client_error_t err;
+            /* not back in time: the release tries again, and says so */
+            fd = berth_check (c, &err) == 0 ? berth_fd (c) : -1;
+        }
+    }
+    if (pfd >= 0)
+        close (pfd);
+    while (waitpid (pid, status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
 /* Run argv and wait for it: its exit status, 128+N for signal N. */
-static int run_step (char *const *argv, const cpu_set_t *cpus)
+static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c)
 {
     sigset_t block, old;
     sigemptyset (&block);
@@ -258,10 +294,9 @@ static int run_step (char *const *argv, const cpu_set_t *cpus)
     }
     sigprocmask (SIG_SETMASK, &old, NULL);
     int status;
-    while (waitpid (pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return cli_fail (CLI_EXIT_BERTH, "run", "waiting for '%s': %s", argv[0],
-                             strerror (errno));
+    if (wait_step (pid, c, &status) < 0)
+        return cli_fail (CLI_EXIT_BERTH, "run", "waiting for '%s': %s", argv[0],
+                         strerror (errno));
     child_pid = 0;
     if (WIFSIGNALED (status))
         return 128 + WTERMSIG (status);
@@ -376,16 +411,24 @@ int cmd_run (int argc, char **argv)
     else {
         if (a.verbose)
             describe (l, step_argv, asked, a.gpus);
-        rc = run_step (step_argv, bind ? &cpus : NULL);
+        rc = run_step (step_argv, bind ? &cpus : NULL, c);
     }
     long step_ms = ms_since (&granted), settle_ms = 0;
     if (!bind && step_argv)   /* none when berthd rendered no launch */
         settle_ms = srun_settle (step_argv, berth_lease_nnodes (l));
     free (wrapped);
-    /* A closed connection has ended the lease already (it is bound to it). */
-    if (berth_release (c, berth_lease_id (l), &err) < 0 && strcmp (err.code, BERTH_ERR_CLOSED))
-        cli_fail (rc, "run", "could not release lease %s: %s: %s (it ends as this "
-                  "command exits)", berth_lease_id (l), err.code, err.message);
+    /* libberth reconnects if berthd went away meanwhile. If it never came
+     * back, berthd (restarted later) frees the lease when this process has
+     * exited; the step's status is returned whatever happened. */
+    if (berth_release (c, berth_lease_id (l), &err) < 0) {
+        if (!strcmp (err.code, BERTH_ERR_CLOSED))
+            cli_fail (rc, "run", "the release of lease %s could not be recorded: %s "
+                      "(a restarted berthd frees it once this command has exited)",
+                      berth_lease_id (l), err.message);
+        else
+            cli_fail (rc, "run", "could not release lease %s: %s: %s (it ends as this "
+                      "command exits)", berth_lease_id (l), err.code, err.message);
+    }
     /* where the lease's time went: the step (launcher start included), the
      * wait for the launcher's scheduler to free it, the release */
     if (a.verbose)

@@ -21,6 +21,15 @@ struct berth_client {
     bool watching;
     long long next_id;
     double spin;           /* seconds to poll for a reply before sleeping */
+    /* Reconnecting after berthd restarts (PROTOCOL.md "Reconnecting after a
+     * restart"): how long to keep trying (0: never), the connection-bound
+     * leases this handle holds, to reclaim by id, and those a reclaim found
+     * gone, with why. */
+    double reconnect;
+    char **held;
+    int nheld, capheld;
+    char **lost;
+    int nlost, caplost;
 };
 
 struct berth_request {

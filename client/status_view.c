@@ -391,7 +391,22 @@ static void print_leases (FILE *f, const json_t *leases, double now,
         double age_s = real (l, "age_s", NULL), granted = real (l, "granted", NULL);
         long long owner = num (l, "owner_pid", "peer_pid");
         const char *holder = str (l, "holder", NULL);
-        char mem[32] = "-", age[32] = "-", own[48] = "-", nodes[24], nc[24], ng[24];
+        char mem[32] = "-", age[32] = "-", own[160] = "-", orphan[96], nodes[24], nc[24], ng[24];
+        /* after a restart: held while its holder lives, or (berthd cannot
+         * watch it) freed at reclaim_by unless reclaimed */
+        json_t *watched = json_object_get (l, "holder_watched");
+        double by = real (l, "reclaim_by", NULL);
+        if (holder && !strcmp (holder, "orphaned") && json_is_true (watched)) {
+            snprintf (orphan, sizeof (orphan), "orphaned, held while it runs");
+            holder = orphan;
+        } else if (holder && !strcmp (holder, "orphaned") && json_is_false (watched)) {
+            char left[32] = "now";
+            if (by > now)
+                wallclock_format_brief (by - now, left, sizeof (left));
+            snprintf (orphan, sizeof (orphan), "orphaned, cannot be watched: freed in %s "
+                      "unless reclaimed", left);
+            holder = orphan;
+        }
         if (cap >= 0)
             snprintf (mem, sizeof (mem), "%lld cap", cap);
         else if (budget >= 0)

@@ -14,6 +14,8 @@ void pending_free (struct pending *p)
 {
     if (!p)
         return;
+    if (p->wait_id)
+        journal_unwait (p->conn->d, p);
     if (p->timer)
         event_free (p->timer);
     json_decref (p->id);
@@ -212,6 +214,7 @@ void queue_submit (struct berthd *d, struct pending *p)
         .shape = p->shape, .layout = p->layout, .label = p->acq.step.label,
         .priority = p->acq.step.priority, .timeout = -1,
         .owner = (uint64_t) (uintptr_t) c, .duration = p->acq.duration,
+        .since = p->resumed ? now_mono () - (now_wall () - p->since) : 0,
         .why = why,
     };
     if (waitqueue_add (d->queue, &wr, now_mono (), &p->ticket, &err) < 0) {
@@ -249,6 +252,9 @@ void queue_submit (struct berthd *d, struct pending *p)
             return;
         }
     }
+    /* it waits: journaled, so that a restart can give its place back */
+    if (!p->wait_id)
+        journal_wait (d, p);
     events_emit (d, proto_event_waited (now_wall (), p->acq.step.label,
                                         entry_of (d, p->ticket, &info) == 0
                                         ? info.position : 0, reason));

@@ -105,15 +105,23 @@ json_t *status_leases (struct berthd *d)
         json_t *o = proto_lease_json (&pl);
         if (!o)
             continue;
+        bool orphaned = !ls->detached && !ls->conn;
         json_object_update_new (o, json_pack (
-            "{s:f s:s s:b s:s s:i s:i s:o s:s}", "age_s", now - ls->granted,
+            "{s:f s:s s:b s:s s:i s:i s:o s:s s:o s:o}", "age_s",
+            now - ls->granted,
             "holder", ls->detached ? "detached" : ls->conn ? "connection"
                                                            : "orphaned",
             "local", ls->local, "needs", needs, "uid", (int) ls->uid,
             "peer_pid", (int) ls->peer_pid,
             "expires", ls->expires >= 0 ? json_real (ls->expires) : json_null (),
             "layout", ls->layout == LEDGER_SCHEDULER ? "scheduler"
-                                                     : "cpu_binding"));
+                                                     : "cpu_binding",
+            /* orphaned: held while berthd watches its holder's pid, or (it
+             * cannot) until reclaim_by */
+            "holder_watched", orphaned ? json_boolean (ls->reclaim_by < 0)
+                                       : json_null (),
+            "reclaim_by", orphaned && ls->reclaim_by >= 0
+                          ? json_real (ls->reclaim_by) : json_null ()));
         json_array_append_new (arr, o);
     }
     free (v);

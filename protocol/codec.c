@@ -695,7 +695,7 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
         *gpt = NULL, *min_gpt = NULL, *memory = NULL, *min_memory = NULL,
         *span = NULL, *local = NULL, *label = NULL, *priority = NULL,
         *timeout = NULL, *wait = NULL, *argv = NULL, *detach = NULL, *ttl = NULL,
-        *owner = NULL, *env = NULL, *duration = NULL;
+        *owner = NULL, *env = NULL, *duration = NULL, *resume = NULL;
     json_error_t je;
     struct step_request *s = &a->step;
 
@@ -710,7 +710,7 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
                         "local", &local, "env", &env) != 0
         && unpack_request (o, &je,
                         "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o"
-                        " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
+                        " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
                         "op", &skip, "id", &skip, "ntasks", &ntasks,
                         "cpus_per_task", &cpt, "min_tasks", &min_tasks,
                         "min_cpus_per_task", &min_cpt, "cores", &cores,
@@ -720,7 +720,8 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
                         "may_span_nodes", &span, "local", &local, "label", &label,
                         "priority", &priority, "timeout", &timeout, "wait", &wait,
                         "argv", &argv, "detach", &detach, "ttl", &ttl,
-                        "owner_pid", &owner, "env", &env, "duration", &duration) < 0)
+                        "owner_pid", &owner, "env", &env, "duration", &duration,
+                        "resume", &resume) < 0)
         return unpack_error (c, &je);
 
     const struct { const char *name; json_t *v; int *dst; int min; } counts[] = {
@@ -755,7 +756,8 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
         || get_seconds (c, "ttl", ttl, PROTO_MAX_SECONDS, &a->ttl) < 0
         || get_i (c, "owner_pid", owner, 1, PROTO_MAX_PID, &a->owner_pid) < 0
         || get_bool (c, "env", env, &a->env) < 0
-        || get_seconds (c, "duration", duration, PROTO_MAX_SECONDS, &a->duration) < 0)
+        || get_seconds (c, "duration", duration, PROTO_MAX_SECONDS, &a->duration) < 0
+        || get_bool (c, "resume", resume, &a->resume) < 0)
         return -1;
     s->memory = mem;
     s->min_memory = min_mem;
@@ -993,6 +995,8 @@ static int encode_acquire (json_t *o, const struct proto_acquire *a)
         rc |= set_new (o, "env", json_true ());
     if (a->duration >= 0)
         rc |= set_new (o, "duration", json_real (a->duration));
+    if (a->resume)
+        rc |= set_new (o, "resume", json_true ());
     return rc;
 }
 

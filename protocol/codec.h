@@ -71,6 +71,8 @@ struct proto_acquire {
     bool env;                   /* reply also carries the BERTH_* variables */
     double duration;            /* seconds the step expects to run; < 0: not
                                    stated (checked against the job's end) */
+    bool resume;                /* sent again after a restart of berthd: take
+                                   back its place (PROTOCOL.md "Reconnecting") */
 };
 
 struct proto_render {

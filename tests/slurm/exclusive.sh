@@ -70,7 +70,10 @@ for ((r = 1; r <= $rounds; r++)); do
         sleep 0.05
       done
     fi
-    { "$BERTH" run \$opts --label \$label -- "$d/step.sh" \$label > $d/steps/\$label.out 2>&1
+    # stdin from /dev/null: a step started with & inside this read loop
+    # inherits steps.txt, and srun (local steps run through it too) reads
+    # its stdin to hand to task 0, swallowing the loop's lines
+    { "$BERTH" run \$opts --label \$label -- "$d/step.sh" \$label < /dev/null > $d/steps/\$label.out 2>&1
       echo \$? > $d/steps/\$label.rc; } &
   done < $d/steps.txt
   wait
@@ -83,15 +86,10 @@ EOS
     res=$(job_run "$d/job.out" -N"$nodes" -n"$real" --mem=$((1500 / nodes)) "${gres[@]}" -- "$d/job.sh")
     check "$name: the batch job succeeded ($res)" test "$res" = "COMPLETED 0:0"
     note "$name: $rounds rounds ran"
-    python3 - "$d" "$name" "$rounds" "$gpus" "$nodes" <<'PY' >"$T/$name.log"
+    PYTHONPATH=$here python3 - "$d" "$name" "$rounds" "$gpus" "$nodes" <<'PY' >"$T/$name.log"
 import json, os, re, sys
+from slurm_lists import idset
 d, name, rounds, gpus, nodes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-def idset(s):
-    ids = set()
-    for part in filter(None, (s or "").split(",")):
-        a, _, b = part.partition("-")
-        ids.update(range(int(a), int(b or a) + 1))
-    return ids
 rank_re = re.compile(r"^(?:\s*\d+: )?rank (\d+) (\S+) (\S+) (\S+) (\S+) (\S+) g(\S*) n(\S*)$", re.M)
 batch = open(os.path.join(d, "batchnode")).read().strip()
 steps, bad = [], []

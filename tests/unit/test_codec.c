@@ -224,7 +224,7 @@ END_TEST
 
 START_TEST (test_bool_fields)
 {
-    const char *fields[] = { "may_span_nodes", "local", "wait", "detach", "env" };
+    const char *fields[] = { "may_span_nodes", "local", "wait", "detach", "env", "resume" };
     for (size_t i = 0; i < sizeof (fields) / sizeof (fields[0]); i++) {
         char line[128], want[96];
         struct proto_request r;
@@ -329,6 +329,7 @@ START_TEST (test_acquire_defaults)
     ck_assert (!r.acquire.detach && !r.acquire.env && !s->local);
     ck_assert (r.acquire.ttl < 0);
     ck_assert (r.acquire.duration < 0);
+    ck_assert (!r.acquire.resume);
     ck_assert_int_eq (r.acquire.owner_pid, 0);
     proto_request_free (&r);
 }
@@ -381,6 +382,7 @@ START_TEST (test_roundtrip_acquire)
     s->priority = -5; s->timeout = 2.5; s->argv = argv;
     in.acquire.wait = false; in.acquire.detach = true; in.acquire.ttl = 3600;
     in.acquire.owner_pid = 4242; in.acquire.env = true; in.acquire.duration = 5400.5;
+    in.acquire.resume = true;
 
     roundtrip (&in, &out);
     const struct step_request *o = &out.acquire.step;
@@ -403,6 +405,7 @@ START_TEST (test_roundtrip_acquire)
     ck_assert_double_eq (out.acquire.ttl, 3600);
     ck_assert_double_eq (out.acquire.duration, 5400.5);
     ck_assert_int_eq (out.acquire.owner_pid, 4242);
+    ck_assert (out.acquire.resume);
     proto_request_free (&out);
 
     /* defaults survive the trip too */

@@ -25,6 +25,17 @@
  * - A client is not thread-safe: use one per thread, or lock around calls.
  * - Unless a lease is detached, it belongs to the connection that acquired
  *   it: closing the client (or the process exiting) releases it.
+ * - If berthd goes away (a crash, kill -9) and comes back on the same socket
+ *   (systemd's Restart=on-failure, or started again on the same state
+ *   directory), a call that finds the connection closed connects again,
+ *   reclaims each lease the client holds by id, and sends its request again
+ *   (a waiting acquire keeps its place in the queue): the caller sees only
+ *   the reply. It keeps trying for up to 60 s from the loss (backoff from
+ *   0.05 s to 1 s between tries); the variable BERTH_RECONNECT_S (seconds,
+ *   0..86400; 0: never) or berth_set_reconnect changes that; a socket that
+ *   stays missing for 1 s means berthd stopped on purpose, and the call
+ *   fails then (closed). A shutdown is never sent again; events sent while
+ *   berthd was away are lost.
  *
  * Link with `pkg-config --cflags --libs berth`. The ABI follows the soname
  * (libberth.so.0): functions are only added within it.
@@ -80,8 +91,21 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err);
 void berth_close (berth_client_t *c);
 
 /* The connection's file descriptor, to poll for events after berth_watch.
- * Read it only through this library. */
+ * Read it only through this library. It changes when the client reconnects
+ * (and is -1 after a reconnect that failed): ask again after each call. */
 int berth_fd (const berth_client_t *c);
+
+/* Reconnect for up to seconds (0..86400; 0: never) after berthd went away,
+ * instead of BERTH_RECONNECT_S or the default of 60. */
+int berth_set_reconnect (berth_client_t *c, double seconds,
+                         berth_client_error_t *err);
+
+/* For a client that holds leases while it waits for something else (berth
+ * run waits for its step): call it when berth_fd polls readable. If berthd
+ * closed the connection, reconnect and reclaim now, as a request would. 0:
+ * connected (again, or still); -1 closed when berthd did not come back in
+ * time (the leases are then berthd's to end when this process exits). */
+int berth_check (berth_client_t *c, berth_client_error_t *err);
 
 /* The socket path this client connected to. */
 const char *berth_socket_path (const berth_client_t *c);
@@ -155,7 +179,9 @@ berth_lease_t *berth_acquire (berth_client_t *c, const berth_request_t *r,
                               berth_client_error_t *err);
 
 /* End a lease by id. Unknown or already released: not_found, nothing
- * changes; another connection's lease that is not detached: forbidden. */
+ * changes (also a lease berthd no longer had when this client reconnected
+ * after a restart; a release that was in flight then counts as done);
+ * another connection's lease that is not detached: forbidden. */
 int berth_release (berth_client_t *c, const char *lease,
                    berth_client_error_t *err);
 
