@@ -1,6 +1,6 @@
 /* When the allocation ends, and whether a step that states how long it runs
  * can finish before then. The scheduler's own words are parsed here (pure);
- * deadline_query.c asks for them. */
+ * sys/deadline_query.c asks for them. */
 #ifndef BERTH_DEADLINE_H
 #define BERTH_DEADLINE_H
 

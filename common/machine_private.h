@@ -1,6 +1,6 @@
 /* Shared between machine.c (parsing, queries), machine_compiler.c,
  * sys/machine_search.c (the search path, layering files) and
- * sys/machine_select.c (which machine, generic machines, detected figures).
+ * sys/machine_select.c (which machine, generic machines).
  * Not a public API. */
 #ifndef BERTH_MACHINE_PRIVATE_H
 #define BERTH_MACHINE_PRIVATE_H
