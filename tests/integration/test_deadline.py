@@ -272,6 +272,34 @@ def test_query_off_the_loop():
         d.cleanup()
 
 
+def test_drain_while_asking():
+    d = daemon(end_in=3600, script=SLOW_SQUEUE)
+    marker = lambda name: os.path.exists(os.path.join(d.bindir, name))  # noqa: E731
+    try:
+        hold, waiter, other = d.client(), d.client(), d.client()
+        held = hold.request("acquire", cores=2)
+        waiter.send("acquire", cores=2, duration=60, label="late")
+        t.check(wait_until(lambda: marker("started"), timeout=30), "the query runs",
+                d.stderr())
+        r = other.request("shutdown")
+        t.check(r.get("ok"), "a drain begins while it runs", str(r))
+        r = waiter.reply()
+        t.check(r.get("error", {}).get("code") == "shutting_down" and not marker("ended"),
+                "the request waiting for the end is refused at once", str(r))
+        st = other.request("status", time_left=True)
+        t.check(st.get("allocation", {}).get("time_left_s", 0) is None and not marker("ended"),
+                "a draining berthd answers --time-left with what it knows", str(st))
+        hold.request("release", lease=held.get("lease"))
+        t.check(wait_until(lambda: not d.alive(), timeout=30) and d.proc.returncode == 0
+                and not marker("ended"),
+                "and stops once drained, the query still running", d.stderr())
+        open(os.path.join(d.bindir, "go"), "w").close()
+        for c in (hold, waiter, other):
+            c.close()
+    finally:
+        d.cleanup()
+
+
 def test_bad_policy():
     p = subprocess.run([BERTHD, "--foreground", "--deadline-policy", "maybe"],
                        capture_output=True, text=True, timeout=30)
@@ -287,5 +315,6 @@ test_warn_policy()
 test_unknown_end()
 test_checked_again_at_grant()
 test_query_off_the_loop()
+test_drain_while_asking()
 test_bad_policy()
 t.finish()
