@@ -228,14 +228,29 @@ def test_checked_again_at_grant():
         d.cleanup()
 
 
-def test_query_off_the_loop():
+def slow_daemon():
+    """A daemon whose squeue answers only when let (SLOW_SQUEUE)."""
     d = daemon(end_in=3600, script=SLOW_SQUEUE)
-    marker = lambda name: os.path.exists(os.path.join(d.bindir, name))  # noqa: E731
+    d.marker = lambda name: os.path.exists(os.path.join(d.bindir, name))
+    return d
+
+
+def start_query(d, label):
+    """A new connection whose acquire states a duration (60 s, 2 cores),
+    once it has started the query."""
+    c = d.client()
+    c.send("acquire", cores=2, duration=60, label=label)
+    t.check(wait_until(lambda: d.marker("started"), timeout=30),
+            "a stated duration starts the query", d.stderr())
+    return c
+
+
+def test_query_off_the_loop():
+    d = slow_daemon()
+    marker = d.marker
     try:
-        fits, past, other = d.client(), d.client(), d.client()
-        fits.send("acquire", cores=2, duration=60, label="fits")
-        t.check(wait_until(lambda: marker("started"), timeout=30),
-                "a stated duration starts the query", d.stderr())
+        past, other = d.client(), d.client()
+        fits = start_query(d, "fits")
         past.send("acquire", cores=2, duration=7200, label="past")
         env = dict(os.environ, BERTH_SOCKET=d.sock)
         cli = subprocess.Popen([BERTH, "status", "--time-left"], env=env, text=True,
@@ -273,14 +288,12 @@ def test_query_off_the_loop():
 
 
 def test_drain_while_asking():
-    d = daemon(end_in=3600, script=SLOW_SQUEUE)
-    marker = lambda name: os.path.exists(os.path.join(d.bindir, name))  # noqa: E731
+    d = slow_daemon()
+    marker = d.marker
     try:
-        hold, waiter, other = d.client(), d.client(), d.client()
+        hold, other = d.client(), d.client()
         held = hold.request("acquire", cores=2)
-        waiter.send("acquire", cores=2, duration=60, label="late")
-        t.check(wait_until(lambda: marker("started"), timeout=30), "the query runs",
-                d.stderr())
+        waiter = start_query(d, "late")
         r = other.request("shutdown")
         t.check(r.get("ok"), "a drain begins while it runs", str(r))
         r = waiter.reply()
