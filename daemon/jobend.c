@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "berthd.h"
+#include "deadline_query.h"
 
 #define JOBEND_QUERY_TIMEOUT 10.0   /* seconds */
 
