@@ -80,8 +80,8 @@ def test_connect(d):
     t.check(isinstance(e, berth.ConnectFailed) and "BERTH_SOCKET is not set" in e.message,
             "no socket named: ConnectFailed says BERTH_SOCKET is not set", repr(e))
     e = raises(berth.ConnectFailed, berth.connect, d.sock + ".none")
-    t.check(isinstance(e, berth.ConnectFailed) and "cannot connect to berthd at" in e.message,
-            "a socket nobody serves: ConnectFailed names it", repr(e))
+    t.check(isinstance(e, berth.ConnectFailed) and "no berthd socket at " + d.sock + ".none"
+            in e.message, "a socket nobody serves: ConnectFailed names it", repr(e))
     os.environ["BERTH_SOCKET"] = d.sock
     with berth.connect() as c:
         h = c.hello()
@@ -218,13 +218,26 @@ def test_errors(d):
         e = raises(berth.Forbidden, other.release, held.id)
         t.check(isinstance(e, berth.Forbidden), "another connection's lease: Forbidden", repr(e))
     held.release()
-    big = berth.connect(d.sock)
+    big = berth.connect(d.sock, reconnect=0)
     e = raises(berth.TooLarge, big.request, "status", pad="x" * 70000)
     t.check(isinstance(e, berth.TooLarge), "a line over the limit: TooLarge", repr(e))
     e = raises(berth.ProtocolError, big.status)
     t.check(isinstance(e, berth.ProtocolError) and "closed the connection" in e.message,
-            "then berthd closes the connection: ProtocolError", repr(e))
+            "then berthd closes the connection: ProtocolError (reconnect=0)", repr(e))
     big.close()
+    again = berth.connect(d.sock)
+    held = again.acquire(cores=2, label="on-a-closed-line")
+    e = raises(berth.TooLarge, again.request, "status", pad="x" * 70000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        st = again.status()
+    t.check("leases" in st and again.reconnects == 1,
+            "by default the client connects again after berthd closed the connection",
+            f"{again.reconnects} reconnects")
+    t.check(held.lost and held.released and any(held.id in str(w.message) for w in caught),
+            "and says that the lease held on the closed one ended (RuntimeWarning, .lost)",
+            f"{held.lost} {[str(w.message) for w in caught]}")
+    again.close()
     e = raises(berth.ConnectFailed, big.status)
     t.check(isinstance(e, berth.ConnectFailed), "a closed client: ConnectFailed", repr(e))
     c.close()
