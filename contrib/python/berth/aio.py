@@ -452,6 +452,7 @@ class AsyncClient:
         self.reconnect = reconnect or 0.0
         self._conn: Optional[_Conn] = None
         self._held: Set[AsyncLease] = set()
+        self._watches: Set[_Conn] = set()
         self.closed = False
 
     def _new_conn(self) -> _Conn:
@@ -466,8 +467,10 @@ class AsyncClient:
     async def close(self) -> None:
         """Close its connections: leases still held end, waits are dropped."""
         self.closed = True
-        conns = [x._conn for x in self._held] + ([self._conn] if self._conn else [])
+        conns = ([x._conn for x in self._held] + list(self._watches)
+                 + ([self._conn] if self._conn else []))
         self._held.clear()
+        self._watches.clear()
         await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
 
     async def __aenter__(self) -> "AsyncClient":
@@ -556,12 +559,15 @@ class AsyncClient:
     def watch(self, history: bool = False) -> AsyncIterator[Event]:
         """Events, on a connection of their own, until berthd closes it or
         the iteration stops (break, aclose(), the task cancelled, close())."""
-        return _watch(self._new_conn(), history)
+        conn = self._new_conn()
+        self._watches.add(conn)
+        return _watch(conn, history, self._watches.discard)
 
 
-async def _watch(conn: _Conn, history: bool) -> AsyncIterator[Event]:
-    await conn.open()
+async def _watch(conn: _Conn, history: bool,
+                 done: Callable[[_Conn], None]) -> AsyncIterator[Event]:
     try:
+        await conn.open()
         conn.watch = asyncio.Queue()
         await conn.call("watch", {"history": True if history else None})
         while True:
@@ -572,6 +578,7 @@ async def _watch(conn: _Conn, history: bool) -> AsyncIterator[Event]:
                 raise conn._dead
             yield ev
     finally:
+        done(conn)
         await conn.close()
 
 

@@ -1,7 +1,8 @@
 """Errors of the berth client: one class per stable error code of the
 protocol (PROTOCOL.md "Errors"), all deriving from BerthError, plus the
 client's own (the daemon cannot be reached, it spoke out of turn, a local
-step's cores are not usable here)."""
+step's cores are not usable here, the client was closed under a waiting
+request, a reply did not come within the client's own timeout)."""
 from typing import Any, Dict, Mapping, Optional, Type
 
 
@@ -89,6 +90,18 @@ class ProtocolError(BerthError):
 class PlacementUnusable(BerthError):
     """A local step's placed cores may not be used by this process."""
     code = "placement"
+
+
+class Cancelled(BerthError):
+    """The client was closed (from another thread or task) while a request
+    waited for its reply; the request went with the connection."""
+    code = "cancelled"
+
+
+class ClientTimeout(BerthError):
+    """No reply within the client's ``reply_timeout``. The connection and
+    its leases are kept; the late reply is dropped when it comes."""
+    code = "client_timeout"
 
 
 ERRORS: Dict[str, Type[BerthError]] = {
