@@ -21,10 +21,12 @@ static const struct subcommand subcommands[] = {
     { "acquire", cmd_acquire, "take a detached lease from berthd and print it" },
     { "release", cmd_release, "end leases by id" },
     { "status", cmd_status, "berthd's nodes, leases and queue" },
+    { "events", cmd_events, "berthd's events, one a line (--json, --follow)" },
     { "shutdown", cmd_shutdown, "stop berthd (drain or force) and wait until it has" },
     { "verify", cmd_verify, "report what this rank was given (run inside a step)" },
     { "size", cmd_size, "GPUs or cores for a step from its cell count" },
     { "report", cmd_report, "a run's figures and timeline picture from berthd's events log" },
+    { "placed", cmd_placed, "inside a local step srun placed: report its CPUs, run the program" },
 };
 
 int cli_fail (int status, const char *cmd, const char *fmt, ...)

@@ -22,6 +22,12 @@ bool machine_args_option (struct machine_args *a, int c, const char *arg)
     case CLI_OPT_COMPILER:
         a->compiler = arg;
         return true;
+    case CLI_OPT_MACHINE_PATH:
+        if (a->nmachine_path < CLI_MAX_CONFIGS)
+            a->machine_path[a->nmachine_path++] = arg;
+        else
+            a->too_many_paths = true;
+        return true;
     }
     return false;
 }
@@ -31,12 +37,20 @@ int machine_args_load (const struct machine_args *a, struct machine **m,
 {
     if (a->too_many_configs)
         return errprintf (err, "too many --config files (at most %d)", CLI_MAX_CONFIGS);
+    if (a->too_many_paths)
+        return errprintf (err, "too many --machine-path directories (at most "
+                          "%d)", CLI_MAX_CONFIGS);
     struct machine_options opts = {
         .name = a->name,
         .configs = a->nconfigs ? a->configs : NULL,
         .compiler = a->compiler,
+        .machine_path = a->nmachine_path ? a->machine_path : NULL,
     };
-    return machine_load (&opts, m, err);
+    if (machine_load (&opts, m, err) < 0)
+        return -1;
+    if ((*m)->compiler_warning)
+        fprintf (stderr, "berth: warning: %s\n", (*m)->compiler_warning);
+    return 0;
 }
 
 static int env_int (const char *name)

@@ -12,20 +12,24 @@
 
 #define CLI_MAX_CONFIGS 32
 
-enum { CLI_OPT_MACHINE = 1000, CLI_OPT_CONFIG, CLI_OPT_COMPILER };
+enum { CLI_OPT_MACHINE = 1000, CLI_OPT_CONFIG, CLI_OPT_COMPILER,
+       CLI_OPT_MACHINE_PATH };
 
-/* getopt_long entries for --machine, --config, --compiler */
+/* getopt_long entries for --machine, --config, --compiler, --machine-path */
 #define MACHINE_OPTIONS \
     { "machine", required_argument, NULL, CLI_OPT_MACHINE }, \
     { "config", required_argument, NULL, CLI_OPT_CONFIG }, \
-    { "compiler", required_argument, NULL, CLI_OPT_COMPILER }
+    { "compiler", required_argument, NULL, CLI_OPT_COMPILER }, \
+    { "machine-path", required_argument, NULL, CLI_OPT_MACHINE_PATH }
 
 struct machine_args {
     const char *name;
     const char *configs[CLI_MAX_CONFIGS + 1];
     int nconfigs;
     const char *compiler;
-    bool too_many_configs;
+    const char *machine_path[CLI_MAX_CONFIGS + 1];
+    int nmachine_path;
+    bool too_many_configs, too_many_paths;
 };
 
 /* Take option c if it is one of MACHINE_OPTIONS; returns true when taken. */

@@ -21,7 +21,10 @@ static void usage (FILE *f)
 "Take a lease from berthd (waiting until it fits) and print it. The lease is\n"
 "detached: it outlives this command and ends with 'berth release ID', its\n"
 "--ttl, or the exit of its --owner-pid. (For a step that runs while it holds\n"
-"its lease, and frees it however it ends, use 'berth run'.)\n\n");
+"its lease, and frees it however it ends, use 'berth run'.)\n"
+"Exit status: 0 with the lease printed, 2 for a usage error, 125 when no\n"
+"lease was taken (no berthd, refused as unsatisfiable or busy, --timeout\n"
+"passed, berthd shutting down or gone), as berth run exits.\n\n");
     request_options_help (f);
     fprintf (f,
 "Lease:\n"
@@ -67,7 +70,8 @@ static int print_lease (const berth_lease_t *l, bool json, bool env)
     } else {
         printf ("%s\n", berth_lease_id (l));
     }
-    return fflush (stdout) == 0 ? 0 : cli_fail (1, "acquire", "cannot write the lease");
+    return fflush (stdout) == 0 ? 0 : cli_fail (CLI_EXIT_BERTH, "acquire",
+                                                "cannot write the lease");
 }
 
 /* Options into r; 0 to go on, else the exit status. */
@@ -136,7 +140,7 @@ int cmd_acquire (int argc, char **argv)
     bool json = false, env = false, help = false;
     berth_request_t *r = berth_request_new ();
     if (!r)
-        return cli_fail (1, "acquire", "out of memory");
+        return cli_fail (CLI_EXIT_BERTH, "acquire", "out of memory");
     berth_request_set_bool (r, "detach", 1, NULL);
     int rc = parse (argc, argv, r, &socket, &json, &env, &help);
     if (rc || help) {
@@ -148,9 +152,9 @@ int cmd_acquire (int argc, char **argv)
     berth_client_t *c = cli_connect ("acquire", socket);
     berth_lease_t *l = c ? berth_acquire (c, r, &err) : NULL;
     if (c && !l)
-        rc = cli_daemon_fail ("acquire", &err);
+        rc = (cli_daemon_fail ("acquire", &err), CLI_EXIT_BERTH);
     else if (!c)
-        rc = 1;
+        rc = CLI_EXIT_BERTH;
     else {
         cli_lease_warning ("acquire", l);
         rc = print_lease (l, json, env);

@@ -16,13 +16,27 @@ static void usage (FILE *f)
 {
     fprintf (f,
 "Usage: berth machine [--machine NAME] [--config FILE]... [--compiler C]\n"
-"                     [--allocation] [--json]\n"
-"Describe a machine: which one was chosen and why, its effective [parallel]\n"
-"options, per-node cores, GPUs and memory, account defaults and scheduler\n"
-"targets. With --allocation, the live allocation instead: system, job id, how\n"
-"liveness was established, nodes, cores, GPUs, memory, placement support.\n"
-"  --json        print one JSON object\n"
-"  -h, --help    this text\n");
+"                     [--machine-path DIR]... [--allocation] [--json]\n"
+"Describe a machine: which one was chosen and why, which file was read and\n"
+"why, the compilers it knows (each one's section and GPUs per node; * marks\n"
+"the one in force, and why), its effective [parallel] options, per-node\n"
+"cores, GPUs and memory, account defaults and scheduler targets. With\n"
+"--allocation, the live allocation instead: system, job id, how liveness was\n"
+"established, nodes, cores, GPUs, memory, placement support.\n"
+"  --machine NAME        the machine (default: BERTH_MACHINE, else [discovery]\n"
+"                        hostnames, else the batch job's generic machine, else\n"
+"                        localhost)\n"
+"  --config FILE         layered last (repeatable); a file that sets no\n"
+"                        [parallel] system adjusts the machine chosen as\n"
+"                        without it, one that sets it is a machine of its own\n"
+"  --compiler C          compiler section to overlay ([parallel.C])\n"
+"  --machine-path DIR    look for NAME.cfg in DIR before the shipped machines\n"
+"                        (repeatable, searched in order, before the colon\n"
+"                        list in BERTH_MACHINE_PATH, e.g. a site's own\n"
+"                        machine files)\n"
+"  --allocation          describe the live allocation\n"
+"  --json                print one JSON object\n"
+"  -h, --help            this text\n");
 }
 
 enum { OPT_JSON = 256, OPT_ALLOCATION };

@@ -10,9 +10,9 @@ static void usage (FILE *f)
     fprintf (f,
 "Usage: berth release [--socket PATH] LEASE...\n"
 "End the leases named (ids as berth acquire prints them, e.g. L17). An\n"
-"unknown or already released lease is an error and changes nothing.\n\n"
-"  --socket PATH    berthd's socket (default: $BERTH_SOCKET)\n"
-"  -h, --help       this text\n");
+"unknown or already released lease is an error and changes nothing.\n\n");
+    cli_socket_help (f, 19);
+    fprintf (f, "  -h, --help       this text\n");
 }
 
 static const struct option options[] = {

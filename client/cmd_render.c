@@ -9,6 +9,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "idset.h"
+#include "launch_fit.h"
 #include "launcher.h"
 #include "machine.h"
 #include "placement.h"
@@ -23,27 +24,36 @@ static void usage (FILE *f)
 "  --machine NAME          a shipped machine (default: chosen from the environment)\n"
 "  --config FILE           a machine or user config file (repeatable, later wins)\n"
 "  --compiler C            compiler section to overlay ([parallel.C])\n"
+"  --machine-path DIR      look for NAME.cfg in DIR first (repeatable)\n"
 "  --nodes N               render as inside an allocation of N nodes\n"
-"  --launcher-version V    slurm:MAJOR.MINOR[.MICRO], pals, taskset or none\n"
+"  --launcher-version V    slurm:MAJOR.MINOR[.MICRO], pals, openmpi, mpich,\n"
+"                          taskset or none (openmpi, mpich: taskset and that\n"
+"                          MPI's mpirun on a single_node machine)\n"
 "                          (default: detected from the installed launcher)\n"
 "Step:\n"
 "  -n, --ntasks N          tasks (default 1)\n"
-"  -c, --cpus-per-task N   cores per task (default 0: none given)\n"
+"  -c, --cpus-per-task N   cores per task (default: none given, and no flag\n"
+"                          rendered: the launcher's one core per task)\n"
 "  --gpus-per-task N       GPUs per task (unplaced launches)\n"
+"  --cores N               one process of N cores that is not MPI (instead of\n"
+"                          -n/-c): a single_node machine runs it without mpirun\n"
 "Placement:\n"
-"  --place-nodes A,B       node names\n"
+"  --place-nodes A,B       node names (leave out for one core set on the\n"
+"                          launcher's own node: no -w, no --hosts)\n"
 "  --place-cores 'S;S'     one core id set per node, e.g. '0-3;0-3'\n"
 "  --place-gpus N          GPUs of the placement in total (default 0)\n"
-"  --place-gpu-ids I,J     their indices\n"
+"  --place-gpu-ids I,J     their indices, the same on every node; 'I,J;K,L'\n"
+"                          gives each node its own list (one per node)\n"
 "  --memory-cap MB         memory cap per node\n"
 "Output:\n"
-"  --json                  {argv, env, system, placement_support, memory_cap_support}\n"
+"  --json                  {argv, env, system, placement_support,\n"
+"                          memory_cap_support, launcher}\n"
 "  -h, --help              this text\n");
 }
 
 enum {
     OPT_NODES = 256, OPT_LAUNCHER,
-    OPT_GPT, OPT_PNODES, OPT_PCORES, OPT_PGPUS, OPT_PGPUIDS, OPT_MEMCAP, OPT_JSON,
+    OPT_GPT, OPT_CORES, OPT_PNODES, OPT_PCORES, OPT_PGPUS, OPT_PGPUIDS, OPT_MEMCAP, OPT_JSON,
 };
 
 static const struct option options[] = {
@@ -53,6 +63,7 @@ static const struct option options[] = {
     { "ntasks", required_argument, NULL, 'n' },
     { "cpus-per-task", required_argument, NULL, 'c' },
     { "gpus-per-task", required_argument, NULL, OPT_GPT },
+    { "cores", required_argument, NULL, OPT_CORES },
     { "place-nodes", required_argument, NULL, OPT_PNODES },
     { "place-cores", required_argument, NULL, OPT_PCORES },
     { "place-gpus", required_argument, NULL, OPT_PGPUS },
@@ -68,6 +79,8 @@ struct render_args {
     int nodes;                 /* 0: from the environment */
     const char *launcher;
     int ntasks, cpus_per_task, gpus_per_task;
+    int cores;                 /* 0: an MPI launch of ntasks */
+    bool ntasks_given, cpt_given;
     const char *place_nodes, *place_cores, *place_gpu_ids;
     int place_gpus;
     bool has_cap;
@@ -76,8 +89,43 @@ struct render_args {
     char **argv;
 };
 
+/* --place-gpu-ids: "I,J" (the same ids on every node) or "I,J;K,L" (one
+ * list per node, an empty list for a node without GPUs). */
+static int build_gpu_ids (const char *arg, struct placement *p, berth_error_t *err)
+{
+    if (!strchr (arg, ';')) {
+        if (idlist_parse (arg, &p->gpu_ids, &p->ngpu_ids, err) < 0)
+            return errprefix (err, "--place-gpu-ids: ");
+        return 0;
+    }
+    char **sets = NULL;
+    int nsets = 0, rc = -1;
+    if (cli_split (arg, ';', &sets, &nsets, err) < 0)
+        return -1;
+    if (nsets != p->nnodes) {
+        errprintf (err, "--place-gpu-ids gives %d GPU id list(s) separated by ';' but "
+                   "the placement has %d node(s); give one list per node, or one "
+                   "list without ';' for every node", nsets, p->nnodes);
+        goto done;
+    }
+    p->node_gpu_ids = true;
+    for (int i = 0; i < nsets; i++) {
+        struct placement_node *n = &p->nodes[i];
+        if (sets[i][0] && idlist_parse (sets[i], &n->gpu_ids, &n->ngpu_ids, err) < 0) {
+            errprefix (err, "--place-gpu-ids for node %s: ", placement_node_label (p, i));
+            goto done;
+        }
+        p->gpus += n->ngpu_ids;
+    }
+    rc = 0;
+done:
+    cli_strv_free (sets, nsets);
+    return rc;
+}
+
 /* Build the placement from the --place-* options; nothing is built when none
- * was given. */
+ * was given. Core sets without --place-nodes are one node, unnamed: "here,
+ * on whichever node the launcher uses". */
 static int build_placement (const struct render_args *a, struct placement *p,
                             bool *have, berth_error_t *err)
 {
@@ -85,45 +133,58 @@ static int build_placement (const struct render_args *a, struct placement *p,
     *have = a->place_nodes || a->place_cores || a->place_gpu_ids || a->place_gpus;
     if (!*have)
         return 0;
-    if (!a->place_nodes || !a->place_cores)
-        return errprintf (err, "a placement needs both --place-nodes and "
-                          "--place-cores (one core set per node)");
+    if (!a->place_cores)
+        return errprintf (err, "a placement needs --place-cores (one core set per "
+                          "node, or one set alone for the launcher's node)");
     char **names = NULL, **sets = NULL;
     int nnames = 0, nsets = 0;
-    if (cli_split (a->place_nodes, ',', &names, &nnames, err) < 0
+    if ((a->place_nodes && cli_split (a->place_nodes, ',', &names, &nnames, err) < 0)
         || cli_split (a->place_cores, ';', &sets, &nsets, err) < 0)
         goto fail;
-    if (nnames != nsets) {
+    if (!a->place_nodes && nsets != 1) {
+        errprintf (err, "--place-cores gives %d core sets but no --place-nodes: "
+                   "without node names a placement is one node, one core set; name "
+                   "the nodes with --place-nodes", nsets);
+        goto fail;
+    }
+    if (a->place_nodes && nnames != nsets) {
         errprintf (err, "--place-nodes names %d node(s) but --place-cores gives %d "
                    "core set(s); give one set per node, separated by ';'",
                    nnames, nsets);
         goto fail;
     }
-    p->nodes = calloc ((size_t) nnames, sizeof (*p->nodes));
-    if (!p->nodes && nnames) {
+    p->nodes = calloc ((size_t) nsets, sizeof (*p->nodes));
+    if (!p->nodes && nsets) {
         errprintf (err, "out of memory");
         goto fail;
     }
-    p->nnodes = nnames;
-    for (int i = 0; i < nnames; i++) {
-        p->nodes[i].name = names[i];
-        names[i] = NULL;
+    p->nnodes = nsets;
+    for (int i = 0; i < nsets; i++) {
+        if (names) {
+            p->nodes[i].name = names[i];
+            names[i] = NULL;
+        }
         if (idlist_parse (sets[i], &p->nodes[i].cores, &p->nodes[i].ncores, err) < 0) {
-            errprefix (err, "--place-cores for node %s: ", p->nodes[i].name);
+            errprefix (err, "--place-cores for node %s: ", placement_node_label (p, i));
             goto fail;
         }
     }
-    p->gpus = a->place_gpus;
-    if (a->place_gpu_ids
-        && idlist_parse (a->place_gpu_ids, &p->gpu_ids, &p->ngpu_ids, err) < 0) {
-        errprefix (err, "--place-gpu-ids: ");
+    if (a->place_gpu_ids && build_gpu_ids (a->place_gpu_ids, p, err) < 0)
+        goto fail;
+    if (!p->node_gpu_ids)
+        p->gpus = a->place_gpu_ids && !a->place_gpus ? p->ngpu_ids : a->place_gpus;
+    else if (a->place_gpus && a->place_gpus != p->gpus) {
+        errprintf (err, "--place-gpus %d but the per-node --place-gpu-ids hold %d ids; "
+                   "give one id per GPU (or leave --place-gpus out)", a->place_gpus,
+                   p->gpus);
         goto fail;
     }
-    if (a->place_gpu_ids && !a->place_gpus)
-        p->gpus = p->ngpu_ids;
     cli_strv_free (names, nnames);
     cli_strv_free (sets, nsets);
-    return placement_validate (p, err);
+    if (placement_validate (p, err) == 0)
+        return 0;
+    placement_free (p);
+    return -1;
 fail:
     cli_strv_free (names, nnames);
     cli_strv_free (sets, nsets);
@@ -141,11 +202,12 @@ static json_t *launch_json (const struct launch *l, const char *system,
         json_array_append_new (unset, json_string (l->env_unset[i]));
     for (int i = 0; i < l->n_set; i++)
         json_object_set_new (set, l->env_set[i].name, json_string (l->env_set[i].value));
-    return json_pack ("{s:o s:{s:o s:o} s:s s:s s:s}",
+    return json_pack ("{s:o s:{s:o s:o} s:s s:s s:s s:s}",
                       "argv", argv, "env", "unset", unset, "set", set,
                       "system", system,
                       "placement_support", placement_support_name (caps->placement),
-                      "memory_cap_support", memcap_support_name (caps->memcap));
+                      "memory_cap_support", memcap_support_name (caps->memcap),
+                      "launcher", caps->desc);
 }
 
 static int parse_args (int argc, char **argv, struct render_args *a)
@@ -165,10 +227,16 @@ static int parse_args (int argc, char **argv, struct render_args *a)
         case 'n':
             if (cli_int (optarg, 1, 1 << 24, &a->ntasks) < 0)
                 return cli_fail (2, "render", "--ntasks wants a positive integer, got '%s'", optarg);
+            a->ntasks_given = true;
+            break;
+        case OPT_CORES:
+            if (cli_int (optarg, 1, 1 << 20, &a->cores) < 0)
+                return cli_fail (2, "render", "--cores wants a positive integer, got '%s'", optarg);
             break;
         case 'c':
             if (cli_int (optarg, 0, 1 << 20, &a->cpus_per_task) < 0)
                 return cli_fail (2, "render", "--cpus-per-task wants an integer >= 0, got '%s'", optarg);
+            a->cpt_given = true;
             break;
         case OPT_GPT:
             if (cli_int (optarg, 0, 1 << 20, &a->gpus_per_task) < 0)
@@ -192,6 +260,14 @@ static int parse_args (int argc, char **argv, struct render_args *a)
         default:
             return cli_bad_option ("render", argv);
         }
+    }
+    if (a->cores && (a->ntasks_given || a->cpt_given))
+        return cli_fail (2, "render", "--cores (one process that is not MPI) and "
+                         "--ntasks/--cpus-per-task (an MPI launch) contradict each "
+                         "other; give one");
+    if (a->cores) {
+        a->ntasks = 1;
+        a->cpus_per_task = a->cores;
     }
     if (optind >= argc)
         return cli_fail (2, "render", "no program given: put it after '--', "
@@ -242,9 +318,22 @@ int cmd_render (int argc, char **argv)
         .placement = have_placement ? &p : NULL,
         .has_memory_cap = a.has_cap,
         .memory_cap = a.memory_cap,
+        .single_process = a.cores > 0,
     };
+    /* berthd's checks of the request, against this machine's figures: what
+     * no node holds first, then the launcher's own rules, then the shape */
+    struct step_capacity cap;
+    launch_fit_machine_capacity (m, alloc_nodes, &cap);
+    if (have_placement && launch_fit_placement (&p, &cap, &err) < 0) {
+        launch_fit_blame_machine (m, &err);
+        goto error;
+    }
     if (render_launch (&par, alloc_nodes, &caps, &req, &l, &err) < 0)
         goto error;
+    if (launch_fit (&req, &cap, &err) < 0) {
+        launch_fit_blame_machine (m, &err);
+        goto error;
+    }
     if (a.json) {
         out = launch_json (&l, system, &caps);
         cli_print_json (out);

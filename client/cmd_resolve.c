@@ -19,13 +19,16 @@ static void usage (FILE *f)
     fprintf (f,
 "Usage: berth resolve --nodes N [OPTIONS]\n"
 "Choose the partition and qos (Slurm) or queue (PBS), constraint, node count\n"
-"and wall time for a job of N nodes. Requests on an axis the machine does not\n"
-"use are ignored; a request that cannot be honored falls back to the default\n"
-"and says why.\n\n"
+"and wall time for a job of N nodes. A request on an axis the machine does\n"
+"not use is dropped; one that cannot be honored falls back to the default;\n"
+"a node count outside a target's range is moved into it; a wall time past\n"
+"the limit is capped. Each such change is listed, with why. Without\n"
+"--wall-time the time is the limit in force, and the answer says which.\n\n"
 "Machine:\n"
 "  --machine NAME            a shipped machine (default: chosen from the environment)\n"
 "  --config FILE             a machine or user config file (repeatable, later wins)\n"
 "  --compiler C              compiler section to overlay ([parallel.C])\n"
+"  --machine-path DIR        look for NAME.cfg in DIR first (repeatable)\n"
 "Request:\n"
 "  --nodes N                 nodes wanted (required)\n"
 "  --min-nodes-allowed K     fewest nodes the job can run on (default 1)\n"
@@ -34,17 +37,32 @@ static void usage (FILE *f)
 "  --constraint C            node constraint\n"
 "  --scheduler-target T      a name looked up in partitions, then qos (Slurm)\n"
 "                            or queues (PBS)\n"
-"  --wall-time HH:MM:SS      desired wall time (hours may exceed 24)\n"
+"  --wall-time T             desired wall time, as sbatch --time takes it (MM,\n"
+"                            MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS) or qsub\n"
+"                            walltime (HH:MM:SS, SECONDS); a bare number is\n"
+"                            minutes on Slurm, seconds on PBS; written back as\n"
+"                            HH:MM:SS, which both take\n"
+"  --account A               the account to charge (default: the machine's)\n"
 "Output (default: one line per field):\n"
-"  --json                    an object with every field\n"
-"  --script                  #SBATCH / #PBS job-script header lines\n"
-"  -h, --help                this text\n");
+"  --json                    an object with every field; numbers as numbers\n"
+"  --script                  #SBATCH / #PBS job-script header lines, after\n"
+"                            comments saying where the time came from and\n"
+"                            every change\n"
+"  --strict                  exit 3 when a request could not be honored\n"
+"  -h, --help                this text\n"
+"Exit status: 0 answered (also when not honored, without --strict); 1 the\n"
+"machine or the request cannot be resolved; 2 bad usage; 3 with --strict, a\n"
+"request was not honored (the answer is still printed).\n");
 }
 
 enum {
     OPT_NODES = 256, OPT_MIN_NODES, OPT_PARTITION, OPT_QOS, OPT_QUEUE,
-    OPT_CONSTRAINT, OPT_TARGET, OPT_WALL, OPT_JSON, OPT_SCRIPT,
+    OPT_CONSTRAINT, OPT_TARGET, OPT_WALL, OPT_JSON, OPT_SCRIPT, OPT_ACCOUNT,
+    OPT_STRICT,
 };
+
+/* berth resolve --strict: a request that was not honored. */
+#define RESOLVE_EXIT_NOT_HONORED 3
 
 static const struct option options[] = {
     MACHINE_OPTIONS,
@@ -58,6 +76,8 @@ static const struct option options[] = {
     { "wall-time", required_argument, NULL, OPT_WALL },
     { "json", no_argument, NULL, OPT_JSON },
     { "script", no_argument, NULL, OPT_SCRIPT },
+    { "account", required_argument, NULL, OPT_ACCOUNT },
+    { "strict", no_argument, NULL, OPT_STRICT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -65,7 +85,7 @@ static const struct option options[] = {
 struct resolve_args {
     struct machine_args machine;
     struct resolve_request req;
-    bool json, script;
+    bool json, script, strict;
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -97,15 +117,20 @@ static int parse_args (int argc, char **argv, struct resolve_args *a)
         case OPT_CONSTRAINT: a->req.constraint = optarg; break;
         case OPT_TARGET: a->req.scheduler_target = optarg; break;
         case OPT_WALL:
-            /* Strict here, so that a typo is not silently passed through. */
+            /* Checked here, so that a typo is not silently passed through;
+             * a bare number reads as Slurm or PBS read it, once the machine
+             * is known. */
             if (!resolve_no_request (optarg)
-                && wallclock_parse (optarg, &secs) < 0)
-                return cli_fail (2, "resolve", "--wall-time wants HH:MM:SS "
-                                 "(hours may exceed 24), got '%s'", optarg);
+                && wallclock_read (optarg, WALLCLOCK_SLURM, &secs) < 0)
+                return cli_fail (2, "resolve", "--wall-time '%s' is in no "
+                                 "form the schedulers take: write "
+                                 WALLCLOCK_FORMS, optarg);
             a->req.wall_time = optarg;
             break;
+        case OPT_ACCOUNT: a->req.account = optarg; break;
         case OPT_JSON: a->json = true; break;
         case OPT_SCRIPT: a->script = true; break;
+        case OPT_STRICT: a->strict = true; break;
         case 'h': usage (stdout); return 0;
         default:
             return cli_fail (2, "resolve", "unknown or incomplete option '%s' "
@@ -128,6 +153,7 @@ static void field (const char *name, const char *value)
     printf ("%-16s %s\n", name, value && *value ? value : "(none)");
 }
 
+
 static void print_human (const struct machine *m, const struct resolution *r)
 {
     char n[32];
@@ -143,8 +169,17 @@ static void print_human (const struct machine *m, const struct resolution *r)
         field ("qos", r->qos);
     }
     field ("constraint", r->constraint);
-    field ("gpus_per_node", r->gpus_per_node);
-    field ("max_wallclock", r->max_wallclock);
+    if (*r->account)
+        printf ("%-16s %s (%s)\n", "account", r->account, r->account_from);
+    else
+        field ("account", "");
+    snprintf (n, sizeof (n), "%d", r->gpus);
+    field ("gpus_per_node", n);
+    if (*r->max_wallclock)
+        printf ("%-16s %s (%s)\n", "max_wallclock", r->max_wallclock,
+                r->max_wallclock_from);
+    else
+        field ("max_wallclock", "");
     if (r->pbs)
         field ("filesystems", r->filesystems);
     snprintf (n, sizeof (n), "%d", r->requested_nodes);
@@ -152,14 +187,24 @@ static void print_human (const struct machine *m, const struct resolution *r)
     snprintf (n, sizeof (n), "%d", r->effective_nodes);
     field ("effective_nodes", n);
     field ("adjustment", adjustment_name (r->adjustment));
-    field ("wall_time", r->wall_time);
+    if (*r->wall_time)
+        printf ("%-16s %s (%s)\n", "wall_time", r->wall_time,
+                r->wall_time_from);
+    else
+        field ("wall_time", "");
     field ("honored", r->honored ? "yes" : "no");
+    for (int i = 0; i < r->nchanges; i++) {
+        char *c = resolve_change_text (&r->changes[i]);
+        field (i ? "" : "changed", c ? c : "?");
+        free (c);
+    }
     field ("reason", r->reason ? r->reason
-           : "none: everything asked for was honored");
+           : r->nchanges ? "none: honored, with the changes above"
+                         : "none: everything asked for was honored, as asked");
 }
 
 static int emit (const struct resolve_args *a, const struct machine *m,
-                 const struct machine_targets *t, const struct resolution *r)
+                 const struct resolution *r)
 {
     if (a->json) {
         json_t *o = resolution_to_json (r);
@@ -170,7 +215,7 @@ static int emit (const struct resolve_args *a, const struct machine *m,
         cli_print_json (o);
         json_decref (o);
     } else if (a->script) {
-        char *s = resolution_script (r, t);
+        char *s = resolution_script (r);
         if (!s)
             return cli_fail (1, "resolve", "out of memory writing the script");
         fputs (s, stdout);
@@ -199,7 +244,9 @@ int cmd_resolve (int argc, char **argv)
         || resolve_job (t, &a.req, &r, &err) < 0)
         rc = cli_fail (1, "resolve", "%s", err.text);
     else {
-        rc = emit (&a, m, t, &r);
+        rc = emit (&a, m, &r);
+        if (rc == 0 && a.strict && !r.honored)
+            rc = RESOLVE_EXIT_NOT_HONORED;
         resolution_clear (&r);
     }
     targets_destroy (t);

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,8 +22,14 @@
 #include "cli_daemon.h"
 #include "commands.h"
 #include "idset.h"
+#include "local_launch.h"
 #include "request_options.h"
 #include "topology.h"
+#include "wait_progress.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
 
 static void usage (FILE *f)
 {
@@ -33,16 +41,28 @@ static void usage (FILE *f)
 "is run; with --local PROGRAM runs on this node bound to the placed cores.\n"
 "The step finds its share in BERTH_LEASE, BERTH_NODES, BERTH_CORES,\n"
 "BERTH_GPUS and BERTH_MEMORY_MB. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
-"SIGUSR2 sent to berth run are passed to the step.\n\n");
+"SIGUSR2 sent to berth run are passed to the step. If berthd restarts\n"
+"while the step runs, berth run reconnects (for up to BERTH_RECONNECT_S\n"
+"seconds, default 60) and reclaims the lease; the step keeps its cores.\n"
+"Exit status: the step's; else 125 when berth itself fails (a usage error,\n"
+"no berthd, a request refused as unsatisfiable or busy, --timeout passed,\n"
+"berthd shutting down or gone), 126 when PROGRAM cannot be run, 127 when it\n"
+"is not found.\n\n");
     request_options_help (f);
     fprintf (f,
 "Running:\n"
-"  --local                  run here with CPU affinity (and, on a GPU node,\n"
-"                           the vendor's visible-devices variable) instead of\n"
-"                           through the launcher; berthd places it on its node\n"
+"  --local                  run on berthd's node: with CPU affinity (and, on a\n"
+"                           GPU node, the vendor's visible-devices variable)\n"
+"                           where berth places by CPU binding; through srun\n"
+"                           where Slurm places every step (20.11 and newer)\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
 "                           placed cores of a --local step)\n"
-"  -v, --verbose            say on stderr what was granted and what runs\n"
+"  -v, --verbose            say on stderr what was granted (and a cut made by\n"
+"                           the --min-* options) and what runs; while the\n"
+"                           request waits (also without -v when stderr is a\n"
+"                           terminal), its place in the queue, why it waits\n"
+"                           and when it could start where the running steps\n"
+"                           stated their --duration, updated as they change\n"
 "  -h, --help               this text\n");
 }
 
@@ -61,6 +81,7 @@ struct run_args {
     const char *socket;
     bool local, omp, verbose;
     int cpus_per_task;        /* 0: not given */
+    int ntasks, cores, gpus;  /* as asked, 0: not given (to tell a cut) */
     char **argv;
 };
 
@@ -92,6 +113,12 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
             return 2;
         if (c == 'c' && taken)
             a->cpus_per_task = atoi (optarg);
+        if (c == 'n' && taken)
+            a->ntasks = atoi (optarg);
+        if (c == REQ_OPT_CORES && taken)
+            a->cores = atoi (optarg);
+        if (c == REQ_OPT_GPUS && taken)
+            a->gpus = atoi (optarg);
         if (taken)
             continue;
         switch (c) {
@@ -111,6 +138,9 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
             return cli_bad_option ("run", argv);
         }
     }
+    if (a->local && request_option_span (r) == 1)
+        return cli_fail (2, "run", "--local runs the step on this node, so it "
+                         "cannot span nodes: drop --local or --may-span-nodes");
     if (optind >= argc || !argv[optind][0])
         return cli_fail (2, "run", "no program given: put it after '--', e.g. "
                          "berth run -n 4 -- ./model");
@@ -127,7 +157,7 @@ static int step_environment (const berth_lease_t *l, const struct run_args *a)
      * visible-devices variable to exactly its GPUs (PROTOCOL.md): the CLI
      * loads no machine config to know the vendor. */
     if (berth_launch_apply_env (berth_lease_launch (l), &err) < 0)
-        return cli_daemon_fail ("run", &err);
+        return cli_daemon_fail ("run", &err), CLI_EXIT_BERTH;
     for (int i = 0; i < berth_lease_nenv (l); i++)
         setenv (berth_lease_env_name (l, i), berth_lease_env_value (l, i), 1);
     if (a->omp) {
@@ -150,7 +180,7 @@ static int local_cpus (const berth_lease_t *l, cpu_set_t *set)
         || affinity_threads (NULL, cores, ncores, usable, nusable, &threads, &nthreads,
                              &e) < 0) {
         free (usable);
-        return cli_fail (1, "run", "%s", e.text);
+        return cli_fail (CLI_EXIT_BERTH, "run", "%s", e.text);
     }
     CPU_ZERO (set);
     for (int i = 0; i < nthreads; i++)
@@ -161,8 +191,10 @@ static int local_cpus (const berth_lease_t *l, cpu_set_t *set)
     return 0;
 }
 
-static void describe (const berth_lease_t *l, char *const *argv)
+static void describe (const berth_lease_t *l, char *const *argv, int asked_cores,
+                      int asked_gpus)
 {
+    int total = 0;
     fprintf (stderr, "berth run: lease %s:", berth_lease_id (l));
     for (int i = 0; i < berth_lease_nnodes (l); i++) {
         int n;
@@ -170,8 +202,13 @@ static void describe (const berth_lease_t *l, char *const *argv)
         char set[256];
         idset_format (ids, n, set, sizeof (set));
         fprintf (stderr, "%s %s (cores %s)", i ? "," : "", berth_lease_node (l, i), set);
+        total += n;
     }
-    fprintf (stderr, ", %d GPUs; running", berth_lease_gpus (l));
+    int gpus = berth_lease_gpus (l);
+    char cut[96];
+    wait_progress_cut (total, gpus, asked_cores, asked_gpus, cut, sizeof (cut));
+    fprintf (stderr, ", %d GPU%s%s%s%s; running", gpus, gpus == 1 ? "" : "s",
+             cut[0] ? " (" : "", cut, cut[0] ? ")" : "");
     for (int i = 0; argv[i]; i++) {
         fputc (' ', stderr);
         cli_shell_word (stderr, argv[i]);
@@ -192,16 +229,44 @@ static void exec_step (char *const *argv, const cpu_set_t *cpus, pid_t parent,
     if (cpus && sched_setaffinity (0, sizeof (*cpus), cpus) < 0) {
         fprintf (stderr, "berth run: cannot bind to the placed cores: %s\n",
                  strerror (errno));
-        _exit (126);
+        _exit (CLI_EXIT_CANNOT_RUN);
     }
     execvp (argv[0], argv);
     int e = errno;
     fprintf (stderr, "berth run: cannot run '%s': %s\n", argv[0], strerror (e));
-    _exit (e == ENOENT ? 127 : 126);
+    _exit (e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_RUN);
+}
+
+/* Wait for the step while watching the connection: if berthd goes away,
+ * the lease is reclaimed as soon as it is back (so that status shows it
+ * held by this connection again), not only at the release. Where pidfds
+ * are missing, the step is waited for alone (the release reconnects). */
+static int wait_step (pid_t pid, berth_client_t *c, int *status)
+{
+    int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
+    int fd = pfd >= 0 ? berth_fd (c) : -1;
+    while (fd >= 0) {
+        struct pollfd p[2] = { { pfd, POLLIN, 0 }, { fd, POLLIN, 0 } };
+        if (poll (p, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (p[0].revents)
+            break;
+        if (p[1].revents) {
+            berth_client_error_t err;
+            /* not back in time: the release tries again, and says so */
+            fd = berth_check (c, &err) == 0 ? berth_fd (c) : -1;
+        }
+    }
+    if (pfd >= 0)
+        close (pfd);
+    while (waitpid (pid, status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
 }
 
 /* Run argv and wait for it: its exit status, 128+N for signal N. */
-static int run_step (char *const *argv, const cpu_set_t *cpus)
+static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c)
 {
     sigset_t block, old;
     sigemptyset (&block);
@@ -213,7 +278,8 @@ static int run_step (char *const *argv, const cpu_set_t *cpus)
     pid_t pid = fork ();
     if (pid < 0) {
         sigprocmask (SIG_SETMASK, &old, NULL);
-        return cli_fail (1, "run", "cannot start '%s': %s", argv[0], strerror (errno));
+        return cli_fail (CLI_EXIT_BERTH, "run", "cannot start '%s': %s", argv[0],
+                         strerror (errno));
     }
     if (pid == 0)
         exec_step (argv, cpus, parent, &old);
@@ -228,9 +294,9 @@ static int run_step (char *const *argv, const cpu_set_t *cpus)
     }
     sigprocmask (SIG_SETMASK, &old, NULL);
     int status;
-    while (waitpid (pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return cli_fail (1, "run", "waiting for '%s': %s", argv[0], strerror (errno));
+    if (wait_step (pid, c, &status) < 0)
+        return cli_fail (CLI_EXIT_BERTH, "run", "waiting for '%s': %s", argv[0],
+                         strerror (errno));
     child_pid = 0;
     if (WIFSIGNALED (status))
         return 128 + WTERMSIG (status);
@@ -285,26 +351,39 @@ int cmd_run (int argc, char **argv)
     bool help = false;
     berth_request_t *r = berth_request_new ();
     if (!r)
-        return cli_fail (1, "run", "out of memory");
+        return cli_fail (CLI_EXIT_BERTH, "run", "out of memory");
     int rc = parse (argc, argv, r, &a, &help);
     if (rc || help) {
         if (help)
             usage (stdout);
         berth_request_free (r);
-        return rc;
+        /* a usage error too is berth's, not the step's */
+        return rc ? CLI_EXIT_BERTH : 0;
     }
     berth_request_set_bool (r, "env", 1, NULL);
     if (a.local)
         berth_request_set_bool (r, "local", 1, NULL);
-    else if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
+    /* a local step's too: berthd renders its launch where srun places it */
+    if (berth_request_set_argv (r, (const char *const *) a.argv, &err) < 0) {
         berth_request_free (r);
-        return cli_fail (2, "run", "%s", err.message);
+        return cli_fail (CLI_EXIT_BERTH, "run", "%s", err.message);
     }
     berth_client_t *c = cli_connect ("run", a.socket);
+    /* -v, or a terminal where this is the foreground job (steps started
+     * with & in one terminal would draw over each other): show the wait */
+    pid_t watcher = 0;
+    int asked = a.cores ? a.cores : (a.ntasks ? a.ntasks : 1)
+                                    * (a.cpus_per_task ? a.cpus_per_task : 1);
+    if (c && (a.verbose || (isatty (STDERR_FILENO)
+                            && tcgetpgrp (STDERR_FILENO) == getpgrp ())))
+        watcher = wait_progress_start (a.socket, asked, a.gpus);
     berth_lease_t *l = c ? berth_acquire (c, r, &err) : NULL;
+    wait_progress_stop (watcher);
     berth_request_free (r);
     if (!l) {
-        rc = c ? cli_daemon_fail ("run", &err) : 1;
+        if (c)
+            cli_daemon_fail ("run", &err);
+        rc = CLI_EXIT_BERTH;
         berth_close (c);
         return rc;
     }
@@ -314,25 +393,42 @@ int cmd_run (int argc, char **argv)
     cli_lease_warning ("run", l);
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
-    if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
-        rc = cli_fail (1, "run", "berthd granted lease %s without a rendered launch; "
-                       "cannot run the step", berth_lease_id (l));
-    else if (a.local && local_cpus (l, &cpus) != 0)
-        rc = 1;
+    bool oom = false;
+    char **wrapped = a.local ? local_launch (l, a.argv, &oom) : NULL;
+    bool bind = a.local && !wrapped;   /* else a launcher places the step */
+    if (wrapped)
+        step_argv = wrapped;
+    if (oom)
+        rc = cli_fail (CLI_EXIT_BERTH, "run", "out of memory, or /proc/self/exe "
+                       "unreadable, preparing the launch of %s", berth_lease_id (l));
+    else if (!a.local && !(step_argv = (char *const *) berth_launch_argv (berth_lease_launch (l))))
+        rc = cli_fail (CLI_EXIT_BERTH, "run", "berthd granted lease %s without a "
+                       "rendered launch; cannot run the step", berth_lease_id (l));
+    else if (bind && local_cpus (l, &cpus) != 0)
+        rc = CLI_EXIT_BERTH;
     else if (step_environment (l, &a) != 0)
-        rc = 1;
+        rc = CLI_EXIT_BERTH;
     else {
         if (a.verbose)
-            describe (l, step_argv);
-        rc = run_step (step_argv, a.local ? &cpus : NULL);
+            describe (l, step_argv, asked, a.gpus);
+        rc = run_step (step_argv, bind ? &cpus : NULL, c);
     }
     long step_ms = ms_since (&granted), settle_ms = 0;
-    if (!a.local)
+    if (!bind && step_argv)   /* none when berthd rendered no launch */
         settle_ms = srun_settle (step_argv, berth_lease_nnodes (l));
-    /* A closed connection has ended the lease already (it is bound to it). */
-    if (berth_release (c, berth_lease_id (l), &err) < 0 && strcmp (err.code, BERTH_ERR_CLOSED))
-        cli_fail (rc, "run", "could not release lease %s: %s: %s (it ends as this "
-                  "command exits)", berth_lease_id (l), err.code, err.message);
+    free (wrapped);
+    /* libberth reconnects if berthd went away meanwhile. If it never came
+     * back, berthd (restarted later) frees the lease when this process has
+     * exited; the step's status is returned whatever happened. */
+    if (berth_release (c, berth_lease_id (l), &err) < 0) {
+        if (!strcmp (err.code, BERTH_ERR_CLOSED))
+            cli_fail (rc, "run", "the release of lease %s could not be recorded: %s "
+                      "(a restarted berthd frees it once this command has exited)",
+                      berth_lease_id (l), err.message);
+        else
+            cli_fail (rc, "run", "could not release lease %s: %s: %s (it ends as this "
+                      "command exits)", berth_lease_id (l), err.code, err.message);
+    }
     /* where the lease's time went: the step (launcher start included), the
      * wait for the launcher's scheduler to free it, the release */
     if (a.verbose)

@@ -19,9 +19,9 @@ static void usage (FILE *f)
 "                     (the default)\n"
 "  --force            end every lease now and stop\n"
 "  --timeout SECONDS  give up waiting after this long (default 60; 0: do\n"
-"                     not wait); exit 1 when berthd has not finished by then\n"
-"  --socket PATH      berthd's socket (default: $BERTH_SOCKET)\n"
-"  -h, --help         this text\n");
+"                     not wait); exit 1 when berthd has not finished by then\n");
+    cli_socket_help (f, 21);
+    fprintf (f, "  -h, --help         this text\n");
 }
 
 enum { OPT_DRAIN = 256, OPT_FORCE, OPT_TIMEOUT, OPT_SOCKET };

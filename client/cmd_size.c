@@ -9,6 +9,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "launch_fit.h"
 #include "machine.h"
 #include "sizing.h"
 
@@ -22,12 +23,13 @@ static void usage (FILE *f)
 "  berth run $(berth size --cells 100000) -- ./model\n\n"
 "  --cells N                    the step's cell count (required)\n"
 "  --gpus, --cores              size in GPUs or in cores (default: GPUs when\n"
-"                               the machine has them, else cores)\n"
+"                               the machine has them, else cores; GPUs where\n"
+"                               the compiler section has none are refused)\n"
 "  --goal-cells-per-gpu N       default: [sizing] goal_cells_per_gpu, else %d\n"
 "  --max-cells-per-gpu N        default: [sizing] max_cells_per_gpu, else %d\n"
 "  --goal-cells-per-core N      default: [sizing] goal_cells_per_core\n"
 "  --max-cells-per-core N       default: [sizing] max_cells_per_core\n"
-"  --machine NAME, --config FILE, --compiler C\n"
+"  --machine NAME, --config FILE, --compiler C, --machine-path DIR\n"
 "                               where the [sizing] figures come from\n"
 "  --json                       an object instead of options\n"
 "  -h, --help                   this text\n",
@@ -203,11 +205,37 @@ int cmd_size (int argc, char **argv)
         req.goal_cells_per_unit = a.figure[2];
         req.max_cells_per_unit = a.figure[3];
     }
-    machine_destroy (m);
     struct sizing_result res;
     char opts[96];
-    if (sizing_compute (&req, &res, &err) < 0)
+    if (sizing_compute (&req, &res, &err) < 0) {
+        machine_destroy (m);
         return cli_fail (1, "size", "%s", err.text);
+    }
+    /* berthd's checks of such a step, against the machine's figures (on as
+     * many nodes as it takes) */
+    struct step_capacity cap;
+    struct step_request step;
+    step_request_init (&step);
+    launch_fit_machine_capacity (m, 0, &cap);
+    if (res.resource == SIZING_GPUS) {
+        step.gpus = res.target;
+        step.min_gpus = res.min;
+    }
+    else {
+        step.ntasks = res.target;
+        step.min_tasks = res.min;
+    }
+    if (launch_fit_step (&step, &cap, &err) < 0) {
+        launch_fit_blame_machine (m, &err);
+        rc = cli_fail (1, "size", "%s%s%s%s", err.text, res.resource == SIZING_GPUS
+                       ? "; size in cores with --cores, or give a --compiler whose "
+                         "section has GPUs (berth machine --machine " : "",
+                       res.resource == SIZING_GPUS ? m->name : "",
+                       res.resource == SIZING_GPUS ? " lists them)" : "");
+        machine_destroy (m);
+        return rc;
+    }
+    machine_destroy (m);
     sizing_options (&res, opts, sizeof (opts));
     if (a.json)
         return print_json (&a, &req, &res, opts);

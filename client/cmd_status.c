@@ -23,22 +23,27 @@
 static void usage (FILE *f)
 {
     fprintf (f,
-"Usage: berth status [--json | --watch [--interval S]] [--time-left] [--socket PATH]\n"
+"Usage: berth status [--json | --watch [--interval S]] [--nodes all] [--time-left]\n"
+"                    [--socket PATH]\n"
 "Show berthd's allocation: per node the cores, GPUs and memory in use, the\n"
 "leases with their labels and ages, and the requests waiting, with why.\n\n"
-"  --json           everything berthd reports, as JSON\n"
+"  --json           everything berthd reports, as JSON (for a stream of\n"
+"                   events, one a line: berth events)\n"
 "  --watch          a live view: on a terminal redrawn in place whenever\n"
 "                   something is granted, waits or ends (q or Ctrl-C quits);\n"
-"                   elsewhere one status block per interval\n"
+"                   elsewhere one status block per interval; on a terminal\n"
+"                   the view fits the window, sections cut with \"... N more\"\n"
 "  --interval S     seconds between redraws with --watch (default: 1 on a\n"
 "                   terminal, 2 otherwise)\n"
+"  --nodes all      a row for every node; past 32 nodes the view otherwise\n"
+"                   shows them by state and the busiest\n"
 "  --time-left      find when the allocation ends even if berthd must ask\n"
-"                   the scheduler (once); otherwise it is shown when known\n"
-"  --socket PATH    berthd's socket (default: $BERTH_SOCKET)\n"
-"  -h, --help       this text\n");
+"                   the scheduler (once); otherwise it is shown when known\n");
+    cli_socket_help (f, 19);
+    fprintf (f, "  -h, --help       this text\n");
 }
 
-enum { OPT_JSON = 256, OPT_WATCH, OPT_SOCKET, OPT_TIME_LEFT, OPT_INTERVAL };
+enum { OPT_JSON = 256, OPT_WATCH, OPT_SOCKET, OPT_TIME_LEFT, OPT_INTERVAL, OPT_NODES };
 
 static const struct option options[] = {
     { "json", no_argument, NULL, OPT_JSON },
@@ -46,11 +51,35 @@ static const struct option options[] = {
     { "socket", required_argument, NULL, OPT_SOCKET },
     { "time-left", no_argument, NULL, OPT_TIME_LEFT },
     { "interval", required_argument, NULL, OPT_INTERVAL },
+    { "nodes", required_argument, NULL, OPT_NODES },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
 
 static int status_flags;
+static bool all_nodes;
+
+/* The view's options for a window of cols x rows (0: no limit). */
+static struct status_view_opts view_opts (bool tty, int cols, int rows)
+{
+    struct status_view_opts o = { cols, rows, tty, all_nodes };
+    return o;
+}
+
+/* The terminal's size on stdout; 0 x 0 when it is not a terminal. */
+static void window (bool tty, int *cols, int *rows)
+{
+    struct winsize ws;
+    *cols = *rows = 0;
+    if (tty && ioctl (STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
+        *cols = ws.ws_col;
+        *rows = ws.ws_row;
+    }
+    if (tty && *cols <= 0)
+        *cols = 80;
+    if (tty && *rows <= 0)
+        *rows = 24;
+}
 
 #define GONE (-1)      /* fetch: berthd closed the connection (said nothing) */
 
@@ -80,8 +109,14 @@ static int show (berth_client_t *c, bool json)
         return rc;
     if (json)
         cli_print_json (status);
-    else
-        status_view_print (stdout, status, (double) time (NULL), isatty (STDOUT_FILENO));
+    else {
+        /* on a terminal: as wide as the window, every line in it */
+        bool tty = isatty (STDOUT_FILENO);
+        int cols, rows;
+        window (tty, &cols, &rows);
+        struct status_view_opts o = view_opts (tty, cols, 0);
+        status_view_render (stdout, status, (double) time (NULL), &o);
+    }
     json_decref (status);
     return fflush (stdout) == 0 ? 0 : 1;
 }
@@ -172,6 +207,8 @@ static int draw (berth_client_t *c, const struct watch_tally *t, bool tty)
         return cli_fail (1, "status", "out of memory drawing the status");
     }
     double wall = now_wall ();
+    int cols, rows;
+    window (tty, &cols, &rows);
     if (!tty) {
         char when[32] = "";
         time_t s = (time_t) wall;
@@ -180,7 +217,9 @@ static int draw (berth_client_t *c, const struct watch_tally *t, bool tty)
             strftime (when, sizeof (when), "%Y-%m-%d %H:%M:%S", &tm);
         fprintf (m, "== %s\n", when);
     }
-    status_view_print (m, status, wall, tty);
+    /* the figures of the watch and "q quits" take the last two lines */
+    struct status_view_opts o = view_opts (tty, cols, !tty ? 0 : rows > 2 ? rows - 2 : 1);
+    status_view_render (m, status, wall, &o);
     json_decref (status);
     watch_tally_print (m, t, wall);
     if (tty)
@@ -192,8 +231,6 @@ static int draw (berth_client_t *c, const struct watch_tally *t, bool tty)
         fputs (buf, stdout);
         fputc ('\n', stdout);
     } else {
-        struct winsize ws;
-        int rows = ioctl (STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 ? ws.ws_row : 24;
         fputs ("\033[H", stdout);
         int row = 0;
         for (char *line = buf, *nl; line && *line && row < rows; line = nl ? nl + 1 : NULL, row++) {
@@ -201,7 +238,8 @@ static int draw (berth_client_t *c, const struct watch_tally *t, bool tty)
             if (row == rows - 1 && nl)     /* the last row shows that more is cut */
                 fputs ("...", stdout);
             else
-                fwrite (line, 1, nl ? (size_t) (nl - line) : strlen (line), stdout);
+                status_view_clip_line (stdout, line, nl ? (size_t) (nl - line) : strlen (line),
+                                       cols);
             fputs ("\033[K", stdout);
             if (nl && row < rows - 1)
                 fputc ('\n', stdout);
@@ -319,6 +357,12 @@ int cmd_status (int argc, char **argv)
                 return cli_fail (2, "status", "--interval wants seconds from 0.1 to 3600, "
                                  "got '%s'", optarg);
             break;
+        case OPT_NODES:
+            if (strcmp (optarg, "all"))
+                return cli_fail (2, "status", "--nodes wants 'all' (a row for every node), "
+                                 "got '%s'", optarg);
+            all_nodes = true;
+            break;
         case OPT_TIME_LEFT:
             status_flags |= BERTH_STATUS_TIME_LEFT;
             break;
@@ -333,7 +377,8 @@ int cmd_status (int argc, char **argv)
         return cli_fail (2, "status", "unexpected argument '%s'", argv[optind]);
     if (json && live)
         return cli_fail (2, "status", "--json and --watch do not go together; for a "
-                         "stream of events use the watch op (PROTOCOL.md)");
+                         "stream of events, one JSON object a line, use berth events --json "
+                         "--follow");
     if (interval > 0 && !live)
         return cli_fail (2, "status", "--interval goes with --watch");
     berth_client_t *cl = cli_connect ("status", socket);

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -17,7 +19,7 @@
 
 #include "libberth_private.h"
 #include "reply_fast.h"
-#include "sockdir.h"
+#include "socket_path.h"
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -48,13 +50,13 @@ int client_errorf (berth_client_error_t *err, const char *code, const char *fmt,
 
 /* ---- connecting -------------------------------------------------------- */
 
-static int default_path (char *buf, size_t size, berth_client_error_t *err)
+int client_default_socket (char *buf, size_t size, berth_client_error_t *err)
 {
     berth_error_t e = { 0 };
     const char *job = getenv ("SLURM_JOB_ID");
     if (!job || !*job)
         job = getenv ("PBS_JOBID");
-    if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, buf, size,
+    if (socket_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (), job, buf, size,
                               &e) < 0)
         return client_error (err, &e, BERTH_ERR_CONNECT);
     return 0;
@@ -83,17 +85,71 @@ static double spin_seconds (void)
     return DEFAULT_SPIN_US * 1e-6;
 }
 
+/* How long a handle keeps trying to reconnect after berthd went away
+ * (PROTOCOL.md "Reconnecting after a restart"): about a minute covers a
+ * restart by systemd or by hand. BERTH_RECONNECT_S overrides (0: never;
+ * values other than 0..86400 are ignored). */
+#define DEFAULT_RECONNECT_S 60.0
+#define MAX_RECONNECT_S 86400.0
+
+static double reconnect_seconds (void)
+{
+    const char *v = getenv ("BERTH_RECONNECT_S");
+    if (v && *v) {
+        char *end;
+        double s = strtod (v, &end);
+        if (!*end && s >= 0 && s <= MAX_RECONNECT_S)
+            return s;
+    }
+    return DEFAULT_RECONNECT_S;
+}
+
+/* Request ids start at a random point (below 2^40), so that the handles of
+ * one process do not share ids: an acquire sent again after a restart is
+ * known by its process and its id (PROTOCOL.md "Reconnecting after a
+ * restart"). */
+static long long first_id (void)
+{
+    uint64_t v = 0;
+    if (getrandom (&v, sizeof (v), GRND_NONBLOCK) != (ssize_t) sizeof (v)) {
+        struct timespec ts;
+        clock_gettime (CLOCK_REALTIME, &ts);
+        v = (uint64_t) ts.tv_nsec * 2654435761u ^ (uint64_t) getpid () << 20
+            ^ (uint64_t) (uintptr_t) &ts;
+    }
+    return (long long) (v & ((UINT64_C (1) << 40) - 1)) + 1;
+}
+
+/* A socket connected to path (its length already checked); -1 with errno. */
+static int dial (const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    memcpy (sa.sun_path, path, strlen (path) + 1);
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    while (connect (fd, (struct sockaddr *) &sa, sizeof (sa)) < 0) {
+        if (errno == EINTR)
+            continue;
+        int e = errno;
+        close (fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
 {
     char dflt[sizeof (((struct sockaddr_un *) 0)->sun_path) + 1];
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct sockaddr_un sa;
     bool from_env = false;
 
     if (!path || !*path) {
         path = getenv ("BERTH_SOCKET");
         from_env = path && *path;
         if (!from_env) {
-            if (default_path (dflt, sizeof (dflt), err) < 0)
+            if (client_default_socket (dflt, sizeof (dflt), err) < 0)
                 return NULL;
             path = dflt;
         }
@@ -105,7 +161,6 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
                        path, strlen (path), sizeof (sa.sun_path) - 1);
         return NULL;
     }
-    memcpy (sa.sun_path, path, strlen (path) + 1);
 
     berth_client_t *c = calloc (1, sizeof (*c));
     if (c)
@@ -114,17 +169,10 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
         client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
         goto fail;
     }
-    c->next_id = 1;
+    c->next_id = first_id ();
     c->spin = spin_seconds ();
-    c->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c->fd < 0) {
-        client_errorf (err, BERTH_ERR_SYSTEM, "cannot make a socket: %s",
-                       strerror (errno));
-        goto fail;
-    }
-    while (connect (c->fd, (struct sockaddr *) &sa, sizeof (sa)) < 0) {
-        if (errno == EINTR)
-            continue;
+    c->reconnect = reconnect_seconds ();
+    if ((c->fd = dial (path)) < 0) {
         const char *whence = from_env ? " (from BERTH_SOCKET)" : "";
         if (errno == ENOENT)
             client_errorf (err, BERTH_ERR_CONNECT,
@@ -144,8 +192,6 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
     return c;
 fail:
     if (c) {
-        if (c->fd >= 0)
-            close (c->fd);
         free (c->path);
         json_decref (c->events);
         free (c);
@@ -153,15 +199,25 @@ fail:
     return NULL;
 }
 
+static void strv_free (char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free (v[i]);
+    free (v);
+}
+
 void berth_close (berth_client_t *c)
 {
     if (!c)
         return;
     int saved = errno;
-    close (c->fd);
+    if (c->fd >= 0)
+        close (c->fd);
     free (c->path);
     free (c->buf);
     json_decref (c->events);
+    strv_free (c->held, c->nheld);
+    strv_free (c->lost, c->nlost);
     free (c);
     errno = saved;
 }
@@ -363,15 +419,18 @@ static char *request_line (struct proto_request *req, long long id)
     return line;
 }
 
-/* Send req (its id set here) and wait for its reply; events that come first
+/* Send req under id and wait for its reply, until deadline
+ * (monotonic; < 0: none; then the error is closed); events that come first
  * are kept for berth_next_event. With fast (may be NULL), the fast lane
  * tries each line first. 0 with *reply (the caller's), 1 when the fast lane
  * read it (into *fast), -1 on error. */
-static int transact_fast (berth_client_t *c, struct proto_request *req,
-                          struct fast_reply *fast, json_t **reply,
-                          berth_client_error_t *err)
+static int exchange (berth_client_t *c, struct proto_request *req, long long id,
+                     struct fast_reply *fast, json_t **reply, double deadline,
+                     berth_client_error_t *err)
 {
-    long long id = c->next_id++;
+    if (c->fd < 0)
+        return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s went away and "
+                              "is not connected again", c->path);
     char *line = request_line (req, id);
     if (!line)
         return client_errorf (err, BERTH_ERR_SYSTEM, "cannot encode the %s request "
@@ -390,7 +449,12 @@ static int transact_fast (berth_client_t *c, struct proto_request *req,
     for (;;) {
         json_t *msg;
         size_t n;
-        if (wait_line (c, -1, &n, err) < 0)
+        rc = wait_line (c, deadline, &n, err);
+        if (rc == 0)
+            return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s accepts "
+                                  "connections but did not answer within %g s",
+                                  c->path, c->reconnect);
+        if (rc < 0)
             return -1;
         rc = fast ? fast_line (c, n, id, fast) : 2;
         if (rc == 0)
@@ -418,6 +482,210 @@ static int transact_fast (berth_client_t *c, struct proto_request *req,
         *reply = msg;
         return 0;
     }
+}
+
+
+/* ---- reconnecting (PROTOCOL.md "Reconnecting after a restart") --------- */
+
+#define MAX_RESENDS 10
+
+static int strv_find (char **v, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp (v[i], s) == 0)
+            return i;
+    return -1;
+}
+
+static int strv_add (char ***v, int *n, int *cap, const char *s)
+{
+    if (*n == *cap) {
+        int k = *cap ? *cap * 2 : 4;
+        char **w = realloc (*v, (size_t) k * sizeof (*w));
+        if (!w)
+            return -1;
+        *v = w;
+        *cap = k;
+    }
+    if (!((*v)[*n] = strdup (s)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+/* Remove item i (freed unless keep). */
+static char *strv_take (char **v, int *n, int i)
+{
+    char *s = v[i];
+    memmove (v + i, v + i + 1, (size_t) (*n - i - 1) * sizeof (*v));
+    (*n)--;
+    return s;
+}
+
+static void pause_s (double s)
+{
+    struct timespec ts = { (time_t) s, (long) ((s - (time_t) s) * 1e9) };
+    while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* On a new connection: make sure berthd answers (a hello, by deadline),
+ * reclaim each lease held, by id, in the order granted (one gone is moved
+ * to c->lost), and watch again if this handle watched. */
+static int take_back (berth_client_t *c, double deadline, berth_client_error_t *err)
+{
+    struct proto_request req;
+    json_t *reply = NULL;
+    proto_request_init (&req, PROTO_HELLO);
+    req.hello.version = BERTH_PROTOCOL_VERSION;
+    if (exchange (c, &req, c->next_id++, NULL, &reply, deadline, err) < 0)
+        return -1;
+    json_decref (reply);
+    for (int i = 0; i < c->nheld;) {
+        berth_client_error_t e;
+        proto_request_init (&req, PROTO_RECLAIM);
+        req.reclaim.lease = c->held[i];
+        reply = NULL;
+        if (exchange (c, &req, c->next_id++, NULL, &reply, deadline, &e) == 0) {
+            json_decref (reply);
+            i++;
+            continue;
+        }
+        if (strcmp (e.code, BERTH_ERR_NOT_FOUND) != 0) {
+            if (err)
+                *err = e;
+            return -1;
+        }
+        char *id = strv_take (c->held, &c->nheld, i);
+        int rc = strv_add (&c->lost, &c->nlost, &c->caplost, id);
+        free (id);
+        if (rc < 0)
+            return client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+    }
+    if (c->watching) {
+        proto_request_init (&req, PROTO_WATCH);
+        reply = NULL;
+        if (exchange (c, &req, c->next_id++, NULL, &reply, deadline, err) < 0)
+            return -1;
+        json_decref (reply);
+    }
+    return 0;
+}
+
+/* A berthd that stops on purpose (shutdown, SIGTERM) removes its socket;
+ * one that crashed leaves it (or systemd keeps it), and a restart replaces
+ * it at once. A socket missing this long means berthd has stopped. */
+#define GONE_SOCKET_S 1.0
+
+/* berthd closed the connection: connect again with backoff, for up to
+ * c->reconnect seconds from now, and take back what this handle held. */
+static int reconnect (berth_client_t *c, berth_client_error_t *err)
+{
+    double deadline = now () + c->reconnect, wait = 0.05;
+    for (int round = 0;; round++) {
+        if (c->fd >= 0)
+            close (c->fd);
+        c->fd = -1;
+        c->len = 0;
+        int fd;
+        double missing = -1;      /* since when the socket is missing */
+        while ((fd = dial (c->path)) < 0) {
+            if (errno != ENOENT && errno != ECONNREFUSED && errno != EAGAIN)
+                return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s went away, "
+                                      "and connecting again failed: %s", c->path,
+                                      strerror (errno));
+            if (errno != ENOENT)
+                missing = -1;
+            else if (missing < 0)
+                missing = now ();
+            else if (now () - missing >= GONE_SOCKET_S)
+                return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s has stopped "
+                                      "(it removed its socket)", c->path);
+            double left = deadline - now ();
+            if (left <= 0)
+                return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s went away "
+                                      "and did not come back within %g s "
+                                      "(BERTH_RECONNECT_S)", c->path, c->reconnect);
+            pause_s (wait < left ? wait : left);
+            wait = wait * 2 > 1 ? 1 : wait * 2;
+        }
+        c->fd = fd;
+        berth_client_error_t e;
+        if (take_back (c, deadline, &e) == 0)
+            return 0;
+        /* gone again while taking back: start over, within the same time */
+        if (strcmp (e.code, BERTH_ERR_CLOSED) != 0 || round >= MAX_RESENDS
+            || now () >= deadline) {
+            if (err)
+                *err = e;
+            return -1;
+        }
+    }
+}
+
+/* exchange, and where berthd went away meanwhile (not asked to stop),
+ * reconnect and send req again, under the same id: an acquire with
+ * "resume", a release that a reclaim found gone counts as done (*reply
+ * NULL). */
+static int transact_fast (berth_client_t *c, struct proto_request *req,
+                          struct fast_reply *fast, json_t **reply,
+                          berth_client_error_t *err)
+{
+    berth_client_error_t e;
+    /* sent again under the same id: berthd gives an acquire whose grant it
+     * journaled but whose reply a crash swallowed that lease, not another */
+    long long id = c->next_id++;
+    for (int tries = 0;; tries++) {
+        int rc = exchange (c, req, id, fast, reply, -1, &e);
+        if (rc >= 0 || strcmp (e.code, BERTH_ERR_CLOSED) != 0
+            || req->op == PROTO_SHUTDOWN || c->reconnect <= 0 || tries >= MAX_RESENDS) {
+            if (rc < 0 && err)
+                *err = e;
+            return rc;
+        }
+        if (reconnect (c, &e) < 0) {
+            if (err)
+                *err = e;
+            return -1;
+        }
+        if (req->op == PROTO_ACQUIRE)
+            req->acquire.resume = true;
+        int i = req->op == PROTO_RELEASE
+                ? strv_find (c->lost, c->nlost, req->release.lease) : -1;
+        if (i >= 0) {
+            free (strv_take (c->lost, &c->nlost, i));
+            *reply = NULL;
+            return 0;
+        }
+    }
+}
+
+int berth_check (berth_client_t *c, berth_client_error_t *err)
+{
+    if (!c)
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_check: no client");
+    if (c->fd >= 0) {
+        char b;
+        ssize_t n = recv (c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+            return 0;
+        if (n < 0 && errno != ECONNRESET)
+            return client_errorf (err, BERTH_ERR_SYSTEM, "cannot read from berthd at %s: %s",
+                                  c->path, strerror (errno));
+    }
+    if (c->reconnect <= 0)
+        return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s closed the connection",
+                              c->path);
+    return reconnect (c, err);
+}
+
+int berth_set_reconnect (berth_client_t *c, double seconds, berth_client_error_t *err)
+{
+    if (!c || !(seconds >= 0 && seconds <= MAX_RECONNECT_S))
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_set_reconnect: needs a client "
+                              "and 0 to %.0f seconds", MAX_RECONNECT_S);
+    c->reconnect = seconds;
+    return 0;
 }
 
 static json_t *transact (berth_client_t *c, struct proto_request *req,
@@ -484,12 +752,22 @@ berth_lease_t *berth_acquire (berth_client_t *c, const berth_request_t *r,
     int rc = transact_fast (c, &req, &fast, &reply, err);
     if (rc < 0)
         return NULL;
+    berth_lease_t *l;
     if (rc == 1)
-        return lease_from_fast (&fast.lease, fast.line, fast.len, err);
-    json_object_del (reply, "id");
-    json_object_del (reply, "ok");
-    berth_lease_t *l = lease_from_json (reply, err);
-    json_decref (reply);
+        l = lease_from_fast (&fast.lease, fast.line, fast.len, err);
+    else {
+        json_object_del (reply, "id");
+        json_object_del (reply, "ok");
+        l = lease_from_json (reply, err);
+        json_decref (reply);
+    }
+    /* bound to this connection: reclaimed by id if berthd restarts */
+    if (l && !r->a.detach && strv_add (&c->held, &c->nheld, &c->capheld, l->l.id) < 0) {
+        berth_release (c, l->l.id, NULL);
+        berth_lease_free (l);
+        client_errorf (err, BERTH_ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
     return l;
 }
 
@@ -502,9 +780,43 @@ int berth_release (berth_client_t *c, const char *lease, berth_client_error_t *e
     req.release.lease = (char *) lease;
     struct fast_reply fast = { .kind = FAST_RELEASE };
     json_t *reply = NULL;
-    int rc = transact_fast (c, &req, &fast, &reply, err);
+    berth_client_error_t e;
+    int rc = transact_fast (c, &req, &fast, &reply, &e);
     json_decref (reply);
+    int held = strv_find (c->held, c->nheld, lease);
+    int lost = strv_find (c->lost, c->nlost, lease);
+    if (rc < 0 && lost >= 0 && strcmp (e.code, BERTH_ERR_NOT_FOUND) == 0)
+        client_errorf (&e, BERTH_ERR_NOT_FOUND, "lease %s was freed while berthd was "
+                       "away: berthd did not have it when this client reconnected",
+                       lease);
+    if (rc == 0 || strcmp (e.code, BERTH_ERR_NOT_FOUND) == 0) {
+        if (held >= 0)
+            free (strv_take (c->held, &c->nheld, held));
+        if (lost >= 0)
+            free (strv_take (c->lost, &c->nlost, lost));
+    }
+    if (rc < 0 && err)
+        *err = e;
     return rc < 0 ? -1 : 0;
+}
+
+int berth_placed (berth_client_t *c, const char *lease, const int *cores,
+                  int ncores, const int *gpu_ids, int ngpu_ids,
+                  berth_client_error_t *err)
+{
+    if (!c || !lease || !*lease || !cores || ncores < 1 || (ngpu_ids > 0 && !gpu_ids))
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_placed: no client, no lease id "
+                              "or no cores");
+    struct proto_request req;
+    proto_request_init (&req, PROTO_PLACED);
+    req.placed.lease = (char *) lease;
+    req.placed.cores = (int *) cores;
+    req.placed.ncores = ncores;
+    req.placed.gpu_ids = (int *) gpu_ids;
+    req.placed.ngpu_ids = ngpu_ids < 0 ? -1 : ngpu_ids;
+    json_t *reply = transact (c, &req, err);
+    json_decref (reply);
+    return reply ? 0 : -1;
 }
 
 berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
@@ -513,7 +825,6 @@ berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
 {
     berth_error_t e = { 0 };
     json_error_t je;
-    struct proto_lease shape;
     struct proto_request req;
 
     if (!c || !placement_json || !argv || !argv[0] || ntasks < 1 || cpus_per_task < 0) {
@@ -527,22 +838,21 @@ berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
                        je.text);
         return NULL;
     }
-    /* The codec reads a placement as part of a lease object. */
-    json_t *wrap = json_pack ("{s:s s:o}", "lease", "render", "placement", p);
-    int rc = wrap ? proto_decode_lease (wrap, &shape, &e) : errprintf (&e, "out of memory");
-    json_decref (wrap);
+    struct placement pl = { 0 };
+    int rc = proto_decode_placement (p, &pl, &e);
+    json_decref (p);
     if (rc < 0) {
         client_errorf (err, BERTH_ERR_USAGE, "berth_render: %s", e.text);
         return NULL;
     }
     proto_request_init (&req, PROTO_RENDER);
-    req.render.placement = shape.placement;
+    req.render.placement = pl;
     req.render.ntasks = ntasks;
     req.render.cpus_per_task = cpus_per_task;
     req.render.memory_cap = memory_cap_mb < 0 ? -1 : memory_cap_mb;
     req.render.argv = (char **) argv;
     json_t *reply = transact (c, &req, err);
-    proto_lease_free (&shape);
+    placement_free (&pl);
     if (!reply)
         return NULL;
     berth_launch_t *l = calloc (1, sizeof (*l));
@@ -586,6 +896,7 @@ char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
     struct proto_request req;
     proto_request_init (&req, PROTO_STATUS);
     req.status.time_left = (flags & BERTH_STATUS_TIME_LEFT) != 0;
+    req.status.queue_only = (flags & BERTH_STATUS_QUEUE_ONLY) != 0;
     json_t *reply = transact (c, &req, err);
     char *s = reply ? reply_body_text (reply, err) : NULL;
     json_decref (reply);

@@ -359,6 +359,7 @@ void berth_launch_free (berth_launch_t *l)
 static const char *const event_names[] = {
     [BERTH_EVENT_GRANTED] = "granted", [BERTH_EVENT_WAITED] = "waited",
     [BERTH_EVENT_RELEASED] = "released", [BERTH_EVENT_REFUSED] = "refused",
+    [BERTH_EVENT_ALLOCATION] = "allocation",
 };
 
 berth_event_t *event_from_json (json_t *o, berth_client_error_t *err)
@@ -401,6 +402,8 @@ enum berth_event_kind berth_event_kind (const berth_event_t *ev)
         return BERTH_EVENT_WAITED;
     case PROTO_EV_RELEASED:
         return BERTH_EVENT_RELEASED;
+    case PROTO_EV_ALLOCATION:
+        return BERTH_EVENT_ALLOCATION;
     case PROTO_EV_REFUSED:
         break;
     }

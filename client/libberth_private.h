@@ -21,6 +21,15 @@ struct berth_client {
     bool watching;
     long long next_id;
     double spin;           /* seconds to poll for a reply before sleeping */
+    /* Reconnecting after berthd restarts (PROTOCOL.md "Reconnecting after a
+     * restart"): how long to keep trying (0: never), the connection-bound
+     * leases this handle holds, to reclaim by id, and those a reclaim found
+     * gone, with why. */
+    double reconnect;
+    char **held;
+    int nheld, capheld;
+    char **lost;
+    int nlost, caplost;
 };
 
 struct berth_request {
@@ -84,5 +93,10 @@ int lease_derive_env (struct proto_lease *l, berth_error_t *err);
  * in it is plain (printable ASCII, nothing to escape); NULL otherwise (or
  * out of memory): then the codec writes it. */
 char *request_line_fast (const struct proto_request *req, long long id);
+
+/* The socket berth_connect uses when given none and $BERTH_SOCKET is not
+ * set: berthd's default for this user and job (socket_path.h); also shown
+ * by the CLI's --help. */
+int client_default_socket (char *buf, size_t size, berth_client_error_t *err);
 
 #endif

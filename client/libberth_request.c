@@ -305,6 +305,10 @@ static void put_acquire (struct text_buf *b, const struct proto_acquire *a)
     }
     if (a->duration >= 0)
         put_real (b, "duration", a->duration);
+    if (a->resume) {
+        put_key (b, "resume");
+        text_buf_puts (b, "true");
+    }
 }
 
 char *request_line_fast (const struct proto_request *req, long long id)

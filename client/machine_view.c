@@ -1,10 +1,71 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "allocation.h"
 #include "launcher.h"
 #include "machine_view.h"
 #include "targets.h"
+
+/* GPUs per node a compiler's section gives (its own, else [parallel]'s), or
+ * JSON null when the text is not a number. */
+static json_t *section_gpus (struct machine *m, const char *section)
+{
+    const char *v;
+    berth_error_t e;
+    if (!config_has_section (m->cfg, section)
+        || config_get (m->cfg, section, "gpus_per_node", &v, &e) < 0 || !v)
+        if (config_get (m->cfg, "parallel", "gpus_per_node", &v, &e) < 0)
+            return json_null ();
+    if (!v || !*v)
+        return json_integer (0);
+    char *end;
+    long n = strtol (v, &end, 10);
+    return *end || n < 0 ? json_null () : json_integer (n);
+}
+
+/* Every compiler the machine knows: its section (or null: [parallel] as it
+ * is), its GPUs per node and whether it is the one in force. */
+static json_t *compilers_json (struct machine *m, berth_error_t *err)
+{
+    char **names = NULL;
+    int n = 0;
+    if (machine_compilers (m, &names, &n, err) < 0)
+        return NULL;
+    json_t *a = json_array ();
+    bool seen = false;
+    for (int i = 0; a && i <= n; i++) {
+        const char *c = i < n ? names[i] : m->compiler;
+        if (i == n && (!c || seen))
+            break;      /* the one in force, when the machine does not know it */
+        char section[300];
+        snprintf (section, sizeof (section), "parallel.%s", c);
+        for (char *p = section; *p; p++)
+            *p = *p == '-' ? '_' : *p;
+        bool has = machine_has_compiler_section (m, c);
+        /* in force: the same name, '-' and '_' alike */
+        char mine[300] = "";
+        if (m->compiler) {
+            snprintf (mine, sizeof (mine), "%s", m->compiler);
+            for (char *p = mine; *p; p++)
+                *p = *p == '-' ? '_' : *p;
+        }
+        bool in_force = m->compiler && strcasecmp (mine, section + 9) == 0;
+        seen |= in_force;
+        json_array_append_new (a, json_pack ("{s:s s:s? s:o s:b}", "name", c,
+                                             "section", has ? section : NULL,
+                                             "gpus_per_node", section_gpus (m, has
+                                                 ? section : "parallel"),
+                                             "in_force", in_force));
+    }
+    for (int i = 0; i < n; i++)
+        free (names[i]);
+    free (names);
+    if (!a)
+        errprintf (err, "out of memory");
+    return a;
+}
 
 json_t *machine_view_json (struct machine *m, berth_error_t *err)
 {
@@ -20,10 +81,15 @@ json_t *machine_view_json (struct machine *m, berth_error_t *err)
     for (int i = 0; i < count; i++)
         json_object_set_new (parallel, keys[i], json_string (values[i]));
     const struct machine_parallel *p = &m->par;
-    view = json_pack ("{s:s s:s s:s? s:s s:O s:i s:i s:o s:o s:o}",
+    json_t *compilers = compilers_json (m, err);
+    if (!compilers)
+        goto fail;
+    view = json_pack ("{s:s s:s s:s? s:s s:o s:s s:O s:i s:i s:o s:o s:o}",
                       "machine", m->name,
                       "chosen_why", m->chosen_why ? m->chosen_why : "",
                       "compiler", m->compiler,
+                      "compiler_why", m->compiler_why ? m->compiler_why : "",
+                      "compilers", compilers,
                       "system", berth_system_name (p->system),
                       "parallel", parallel,
                       "cores_per_node", p->cores_per_node,
@@ -33,6 +99,14 @@ json_t *machine_view_json (struct machine *m, berth_error_t *err)
                       "account_defaults", account_defaults_to_json (t),
                       "targets", targets_to_json (t));
     if (!view)
+        goto nomem;
+    /* which file was read and why: the search path's answer */
+    if (json_object_set_new (view, "file", m->file ? json_string (m->file)
+                                                   : json_null ()) < 0
+        || json_object_set_new (view, "file_why", json_string (
+               m->file_why ? m->file_why
+                           : "none: a generic machine built from the job's "
+                             "environment")) < 0)
         goto nomem;
     goto done;
 nomem:
@@ -95,7 +169,25 @@ void machine_view_print (json_t *view, FILE *f)
 {
     fprintf (f, "%-18s %s (%s)\n", "machine", str (view, "machine"),
              str (view, "chosen_why"));
-    fprintf (f, "%-18s %s\n", "compiler", str (view, "compiler"));
+    fprintf (f, "%-18s %s (%s)\n", "file", str (view, "file"),
+             str (view, "file_why"));
+    fprintf (f, "%-18s %s (%s)\n", "compiler", str (view, "compiler"),
+             str (view, "compiler_why"));
+    size_t ci;
+    json_t *c;
+    json_array_foreach (json_object_get (view, "compilers"), ci, c) {
+        json_t *g = json_object_get (c, "gpus_per_node");
+        char gpus[32] = "? GPUs";
+        if (json_is_integer (g))
+            snprintf (gpus, sizeof (gpus), "%lld GPU%s", (long long) json_integer_value (g),
+                      json_integer_value (g) == 1 ? "" : "s");
+        const char *sec = json_string_value (json_object_get (c, "section"));
+        char where[320];
+        snprintf (where, sizeof (where), "[%s]", sec ? sec : "parallel");
+        fprintf (f, "%-18s %s %-20s %-30s %s per node\n", ci == 0 ? "compilers" : "",
+                 json_is_true (json_object_get (c, "in_force")) ? "*" : " ",
+                 str (c, "name"), where, gpus);
+    }
     fprintf (f, "%-18s %s\n", "system", str (view, "system"));
     print_int_or_unknown (f, "cores per node", json_object_get (view, "cores_per_node"), "");
     print_int_or_unknown (f, "gpus per node", json_object_get (view, "gpus_per_node"), "");

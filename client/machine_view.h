@@ -9,8 +9,9 @@
 #include "error.h"
 #include "machine.h"
 
-/* {machine, chosen_why, compiler, system, parallel{...}, cores_per_node,
- *  gpus_per_node, memory_per_node, account_defaults, targets}. */
+/* {machine, chosen_why, file, file_why, compiler, system, parallel{...},
+ *  cores_per_node, gpus_per_node, memory_per_node, account_defaults,
+ *  targets}. */
 json_t *machine_view_json (struct machine *m, berth_error_t *err);
 
 /* The allocation view (allocation_to_json plus placement_support and

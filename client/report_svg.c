@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "report_svg.h"
-#include "status_view.h"
+#include "text.h"
 #include "wallclock.h"
 
 #define WIDTH 1400.0
@@ -33,9 +33,7 @@ static const char *colour (const char *label)
 {
     if (!label)
         return "#9aa5b1";
-    size_t n = strlen (label);
-    while (n > 1 && strchr ("0123456789_-.", label[n - 1]))
-        n--;
+    size_t n = report_family_len (label);
     uint32_t h = 2166136261u;               /* FNV-1a of the family */
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char) label[i]) * 16777619u;
@@ -74,28 +72,6 @@ static void xml_text (FILE *f, const char *s, size_t max)
     }
 }
 
-static size_t utf8_chars (const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char) *s & 0xC0) != 0x80;
-    return n;
-}
-
-/* Bytes of the first `chars` characters of s. */
-static size_t utf8_prefix (const char *s, size_t chars)
-{
-    size_t i = 0, n = 0;
-    for (; s[i]; i++) {
-        if (((unsigned char) s[i] & 0xC0) != 0x80) {
-            if (n == chars)
-                break;
-            n++;
-        }
-    }
-    return i;
-}
-
 struct frame {
     double t0, span, plot_w;
 };
@@ -132,13 +108,13 @@ static void bar_label (FILE *f, const struct report_step *st, double x, double y
     if (!st->label || h < 9)
         return;
     size_t fits = w > 6 ? (size_t) ((w - 4) / CHAR_W) : 0;
-    size_t len = utf8_chars (st->label);
+    size_t len = text_utf8_chars (st->label);
     if (fits >= len || fits >= 5) {
         fprintf (f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x + 2, y + h / 2 + 3.5, ink (fill));
         if (fits >= len)
             xml_text (f, st->label, strlen (st->label));
         else {                 /* cut, and say so */
-            xml_text (f, st->label, utf8_prefix (st->label, fits - 1));
+            xml_text (f, st->label, text_utf8_prefix (st->label, fits - 1));
             fputs ("\u2026", f);
         }
         fputs ("</text>", f);
@@ -166,13 +142,14 @@ static void step_title (FILE *f, const struct report_run *run, const struct repo
     fputs ("</title>", f);
 }
 
-/* One bar (and its wait) at a row. */
+/* One bar (and, by node, its wait: on a core's row the wait would cover
+ * the step that held the core before) at a row. */
 static void bar (FILE *f, const struct frame *fr, const struct report_step *st,
-                 double y, double h, bool label)
+                 double y, double h, bool label, bool wait)
 {
     const char *fill = colour (st->label);
     double xa = xat (fr, st->asked), xs = xat (fr, st->start), xe = xat (fr, st->end);
-    if (xs > xa)
+    if (wait && xs > xa)
         fprintf (f, "<rect class=\"wait\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
                  xa, y + 1, xs - xa, h - 2);
     double w = xe - xs < 1 ? 1 : xe - xs;
@@ -251,12 +228,12 @@ static void strip (FILE *f, const struct frame *fr, const struct report_run *run
     fprintf (f, " V%.1f Z\"/>\n", y + STRIP_H);
 }
 
-static void name_cell (FILE *f, const struct report_node *n, double y, double h)
+static void name_cell (FILE *f, const struct report_node *n, double y, double h, double x)
 {
-    fprintf (f, "<text class=\"node\" x=\"%.1f\" y=\"%.1f\">", LEFT - 8, y + h / 2);
+    fprintf (f, "<text class=\"node\" x=\"%.1f\" y=\"%.1f\">", x, y + h / 2);
     xml_text (f, n->name, 40);
     fprintf (f, "</text><text class=\"cores\" x=\"%.1f\" y=\"%.1f\">%d cores</text>\n",
-             LEFT - 8, y + h / 2 + 13, n->ncores);
+             x, y + h / 2 + 13, n->ncores);
 }
 
 static double rows_by_node (FILE *f, const struct frame *fr, const struct report_run *run,
@@ -267,7 +244,7 @@ static double rows_by_node (FILE *f, const struct frame *fr, const struct report
         double h = node->nlanes * LANE_H;
         fprintf (f, "<g class=\"node-row\"><rect class=\"band\" x=\"%.1f\" y=\"%.1f\" "
                  "width=\"%.1f\" height=\"%.1f\"/>\n", LEFT, y, fr->plot_w, h);
-        name_cell (f, node, y, h + STRIP_H);
+        name_cell (f, node, y, h + STRIP_H, LEFT - 8);
         for (int i = 0; i < run->nsteps; i++) {
             const struct report_step *st = &run->steps[i];
             for (int j = 0; j < st->nspans; j++) {
@@ -275,7 +252,7 @@ static double rows_by_node (FILE *f, const struct frame *fr, const struct report
                     continue;
                 fprintf (f, "<g class=\"step\">");
                 step_title (f, run, st);
-                bar (f, fr, st, y + st->spans[j].lane * LANE_H, LANE_H, true);
+                bar (f, fr, st, y + st->spans[j].lane * LANE_H, LANE_H, true, true);
                 fputs ("</g>\n", f);
             }
         }
@@ -294,9 +271,61 @@ static int index_of (const int *ids, int n, int id)
     return -1;
 }
 
+struct change {
+    double time;
+    int delta;
+};
+
+static int by_time (const void *a, const void *b)
+{
+    const struct change *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->delta - y->delta;
+}
+
+/* By core the waits have no row of their own: one band above the nodes
+ * shows how many requests waited, over time. */
+#define QUEUE_H 22.0
+static double queue_band (FILE *f, const struct frame *fr, const struct report_run *run,
+                          double y)
+{
+    struct change *ch = malloc ((size_t) (2 * run->nsteps + 1) * sizeof (*ch));
+    int n = 0, now = 0, most = 0;
+    for (int i = 0; ch && i < run->nsteps; i++)
+        if (run->steps[i].start > run->steps[i].asked) {
+            ch[n++] = (struct change) { run->steps[i].asked, 1 };
+            ch[n++] = (struct change) { run->steps[i].start, -1 };
+        }
+    if (ch)
+        qsort (ch, (size_t) n, sizeof (*ch), by_time);
+    for (int i = 0; i < n; i++)
+        if ((now += ch[i].delta) > most)
+            most = now;
+    fprintf (f, "<g class=\"queue-row\"><rect class=\"strip\" x=\"%.1f\" y=\"%.1f\" "
+             "width=\"%.1f\" height=\"%.1f\"/>", LEFT, y, fr->plot_w, QUEUE_H);
+    fprintf (f, "<text class=\"node\" x=\"%.1f\" y=\"%.1f\">waiting</text>"
+             "<text class=\"cores\" x=\"%.1f\" y=\"%.1f\">at most %d</text>\n",
+             LEFT - 8, y + 10, LEFT - 8, y + 21, most);
+    if (most > 0) {
+        fprintf (f, "<path class=\"queued\" d=\"M%.1f %.1f", LEFT, y + QUEUE_H);
+        now = 0;
+        for (int i = 0; i < n; i++) {
+            fprintf (f, " H%.1f", xat (fr, ch[i].time));
+            now += ch[i].delta;
+            fprintf (f, " V%.1f", y + QUEUE_H - QUEUE_H * now / most);
+        }
+        fprintf (f, " H%.1f V%.1f Z\"/>", LEFT + fr->plot_w, y + QUEUE_H);
+    }
+    fputs ("</g>\n", f);
+    free (ch);
+    return y + QUEUE_H + ROW_GAP;
+}
+
 static double rows_by_core (FILE *f, const struct frame *fr, const struct report_run *run,
                             double y)
 {
+    y = queue_band (f, fr, run, y);
     long long total = 0;
     for (int n = 0; n < run->nnodes; n++)
         total += run->nodes[n].ncores;
@@ -306,11 +335,11 @@ static double rows_by_core (FILE *f, const struct frame *fr, const struct report
         double h = node->ncores * rh;
         fprintf (f, "<g class=\"node-row\"><rect class=\"band\" x=\"%.1f\" y=\"%.1f\" "
                  "width=\"%.1f\" height=\"%.1f\"/>\n", LEFT, y, fr->plot_w, h);
-        name_cell (f, node, y, h < 26 ? 26 : h);
+        name_cell (f, node, y, h < 26 ? 26 : h, LEFT - 22);
         if (rh >= 8)
             for (int c = 0; c < node->ncores; c++)
                 fprintf (f, "<text class=\"coreid\" x=\"%.1f\" y=\"%.1f\">%d</text>",
-                         LEFT - 60, y + c * rh + rh / 2 + 3, node->cores[c]);
+                         LEFT - 3, y + c * rh + rh / 2 + 2.5, node->cores[c]);
         for (int i = 0; i < run->nsteps; i++) {
             const struct report_step *st = &run->steps[i];
             for (int j = 0; j < st->nspans; j++) {
@@ -326,7 +355,7 @@ static double rows_by_core (FILE *f, const struct frame *fr, const struct report
                            && index_of (node->cores, node->ncores, sp->cores[k + len]) == row + len)
                         len++;
                     if (row >= 0)
-                        bar (f, fr, st, y + row * rh, len * rh, k == 0);
+                        bar (f, fr, st, y + row * rh, len * rh, k == 0, false);
                     k += len;
                 }
                 fputs ("</g>\n", f);
@@ -338,7 +367,7 @@ static double rows_by_core (FILE *f, const struct frame *fr, const struct report
     return y;
 }
 
-static void legend (FILE *f, double y)
+static void legend (FILE *f, double y, bool cores)
 {
     double x = LEFT;
     fprintf (f, "<g class=\"legend\">"
@@ -348,9 +377,14 @@ static void legend (FILE *f, double y)
              x, y, palette[0], x + 34, y + 10);
     x += 480;
     fprintf (f, "<rect class=\"wait\" x=\"%.1f\" y=\"%.1f\" width=\"28\" height=\"12\"/>"
-             "<text x=\"%.1f\" y=\"%.1f\">waiting for room (before its grant)</text>",
-             x, y, x + 34, y + 10);
+             "<text x=\"%.1f\" y=\"%.1f\">%s</text>",
+             x, y, x + 34, y + 10, cores ? "requests waiting for room (the top band)"
+                                         : "waiting for room (before its grant)");
     x += 260;
+    if (cores) {
+        fputs ("</g>\n", f);
+        return;
+    }
     fprintf (f, "<rect class=\"strip\" x=\"%.1f\" y=\"%.1f\" width=\"28\" height=\"12\"/>"
              "<path class=\"held\" d=\"M%.1f %.1f V%.1f H%.1f V%.1f Z\"/>"
              "<text x=\"%.1f\" y=\"%.1f\">share of the node's cores held; blank = idle</text>"
@@ -359,7 +393,7 @@ static void legend (FILE *f, double y)
 
 static double height_of (const struct report_run *run, bool cores)
 {
-    double h = TOP + 60;
+    double h = TOP + 60 + (cores ? QUEUE_H + ROW_GAP : 0);
     long long total = 0;
     for (int n = 0; n < run->nnodes; n++)
         total += run->nodes[n].ncores;
@@ -398,7 +432,8 @@ void report_svg (FILE *f, const struct report_run *run, const struct report_summ
            ".tick{fill:#555;text-anchor:middle}"
            ".node{fill:#222;font-size:12px;font-weight:bold;text-anchor:end}"
            ".cores{fill:#666;text-anchor:end}"
-           ".coreid{fill:#888;font-size:7px}"
+           ".coreid{fill:#888;font-size:7px;text-anchor:end}"
+           ".queued{fill:url(#hatch);stroke:#9a9a9a;stroke-width:0.5}"
            ".title{font-size:16px;font-weight:bold;fill:#222}"
            ".figures{font-size:12px;fill:#333}"
            ".legend text{fill:#333}"
@@ -419,7 +454,7 @@ void report_svg (FILE *f, const struct report_run *run, const struct report_summ
     fprintf (f, " \u00b7 %d waited \u00b7 %d refused</text>\n", s->waited, run->refused);
     axis (f, &fr, TOP - 14, height - 50);
     double y = o->cores ? rows_by_core (f, &fr, run, TOP) : rows_by_node (f, &fr, run, TOP);
-    legend (f, y + 12);
+    legend (f, y + 12, o->cores);
     fputs ("</svg>\n", f);
 }
 

@@ -10,13 +10,14 @@
 #include <strings.h>
 
 #include "cli_common.h"
+#include "cli_daemon.h"
 #include "commands.h"
 #include "request_options.h"
 
 void request_options_help (FILE *f)
 {
     fprintf (f,
-"What the step asks for (60-steps.md):\n"
+"What the step asks for:\n"
 "  -n, --ntasks N           MPI ranks\n"
 "  -c, --cpus-per-task N    cores per rank\n"
 "  --cores N                cores of a non-MPI step\n"
@@ -34,8 +35,8 @@ void request_options_help (FILE *f)
 "  --duration SECONDS       how long the step runs; berthd refuses (or warns\n"
 "                           about) a step that would outlast the job, and may\n"
 "                           start it early on nodes held for a wide step\n"
-"  --gpus-per-task N        deprecated: use --gpus with the total\n"
-"  --socket PATH            berthd's socket (default: $BERTH_SOCKET)\n");
+"  --gpus-per-task N        deprecated: use --gpus with the total\n");
+    cli_socket_help (f, 27);
 }
 
 int request_parse_memory (const char *text, long long *mb)
@@ -91,6 +92,16 @@ static int memory (berth_request_t *r, const char *field, const char *option,
     return set_int (r, field, mb, option, arg, cmd);
 }
 
+/* --may-span-nodes or --no-span as given for the request being parsed (-1:
+ * neither): a berth command parses one request. */
+static const berth_request_t *span_request;
+static int span_given = -1;
+
+int request_option_span (const berth_request_t *r)
+{
+    return r == span_request ? span_given : -1;
+}
+
 int request_option (berth_request_t *r, const char **socket, int c, const char *arg,
                     const char *cmd)
 {
@@ -122,6 +133,11 @@ int request_option (berth_request_t *r, const char **socket, int c, const char *
         return memory (r, "min_memory", "--min-memory", arg, cmd);
     case REQ_OPT_SPAN:
     case REQ_OPT_NO_SPAN:
+        if (request_option_span (r) == (c != REQ_OPT_SPAN))
+            return cli_fail (2, cmd, "--may-span-nodes and --no-span contradict "
+                             "each other; give one"), -1;
+        span_request = r;
+        span_given = c == REQ_OPT_SPAN;
         berth_request_set_bool (r, "may_span_nodes", c == REQ_OPT_SPAN, NULL);
         return 1;
     case REQ_OPT_LABEL:

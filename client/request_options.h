@@ -1,5 +1,5 @@
-/* The request options that berth acquire and berth run share (60-steps.md:
- * what a step asks for), parsed into a libberth request. */
+/* The request options that berth acquire and berth run share (what a step
+ * asks for), parsed into a libberth request. */
 #ifndef BERTH_REQUEST_OPTIONS_H
 #define BERTH_REQUEST_OPTIONS_H
 
@@ -45,6 +45,10 @@ void request_options_help (FILE *f);
  * them, -1 (a message printed for cmd) when its value is wrong. */
 int request_option (berth_request_t *r, const char **socket, int c,
                     const char *arg, const char *cmd);
+
+/* 1 when --may-span-nodes was given for r, 0 for --no-span, -1 for neither
+ * (giving both is refused as they come). */
+int request_option_span (const berth_request_t *r);
 
 /* Parse a memory size in MB: "8000", "8000M", "8G", "1T" (binary units). */
 int request_parse_memory (const char *text, long long *mb);

@@ -34,6 +34,15 @@ const char *memcap_support_name (enum memcap_support s)
     return s == MEMCAP_ENFORCED ? "ENFORCED" : "NONE";
 }
 
+const char *mpi_flavour_name (enum mpi_flavour f)
+{
+    switch (f) {
+    case MPI_OPENMPI: return "openmpi";
+    case MPI_MPICH: return "mpich";
+    default: return "unknown";
+    }
+}
+
 static void caps_none (struct launcher_caps *caps, const char *desc)
 {
     memset (caps, 0, sizeof (*caps));
@@ -110,6 +119,19 @@ bool launcher_output_is_pals (const char *text)
     return false;
 }
 
+enum mpi_flavour launcher_output_mpi (const char *text)
+{
+    /* Open MPI: "mpirun (Open MPI) 4.1.4"; MPICH's hydra: "HYDRA build
+     * details:" (mpiexec.hydra, mpirun.mpich), or an "MPICH Version" line */
+    if (!text)
+        return MPI_UNKNOWN;
+    if (strstr (text, "Open MPI") || strstr (text, "OpenRTE"))
+        return MPI_OPENMPI;
+    if (strstr (text, "HYDRA") || strstr (text, "MPICH"))
+        return MPI_MPICH;
+    return MPI_UNKNOWN;
+}
+
 /* Exactly MAJOR.MINOR or MAJOR.MINOR.MICRO (micro -1 when absent). */
 static int parse_version_exact (const char *v, int *major, int *minor, int *micro)
 {
@@ -143,7 +165,8 @@ int launcher_caps_parse (const char *spec, enum berth_system system,
     const char *sys = (unsigned)system < 4 ? sys_names[system] : "unknown";
     const char *fits = system == BERTH_SYSTEM_SLURM ? "slurm:MAJOR.MINOR[.MICRO] or none"
                      : system == BERTH_SYSTEM_PBS ? "pals or none"
-                     : system == BERTH_SYSTEM_SINGLE_NODE ? "taskset or none"
+                     : system == BERTH_SYSTEM_SINGLE_NODE
+                         ? "openmpi, mpich, taskset or none"
                      : "none";
     struct launcher_caps c;
 
@@ -171,6 +194,15 @@ int launcher_caps_parse (const char *spec, enum berth_system system,
             goto misfit;
         caps_none (&c, "taskset");
         c.taskset = true;
+        c.placement = PLACEMENT_CPU_BINDING;
+    }
+    else if (strcmp (spec, "openmpi") == 0 || strcmp (spec, "mpich") == 0) {
+        if (system != BERTH_SYSTEM_SINGLE_NODE && system != BERTH_SYSTEM_LOGIN)
+            goto misfit;
+        bool ompi = spec[0] == 'o';
+        caps_none (&c, ompi ? "taskset, openmpi" : "taskset, mpich");
+        c.taskset = true;
+        c.mpi = ompi ? MPI_OPENMPI : MPI_MPICH;
         c.placement = PLACEMENT_CPU_BINDING;
     }
     else if (strcmp (spec, "none") == 0)
@@ -238,21 +270,48 @@ static void detect_slurm (struct launcher_caps *caps)
     launcher_caps_from_slurm (a, b, c, caps);
 }
 
-static void detect_pals (const char *exe, struct launcher_caps *caps)
+/* `<first word of exe> --version`, as probe_version; -1 when exe has none. */
+static int probe_launcher (const char *exe, char *out, size_t size)
 {
-    char out[2048], word[256];
+    char word[256];
     size_t n = exe ? strcspn (exe, " ") : 0;
-    caps_none (caps, "not pals");
+    out[0] = '\0';
     if (n == 0 || n >= sizeof (word))
-        return;
+        return -1;
     memcpy (word, exe, n);
     word[n] = '\0';
-    if (probe_version (word, out, sizeof (out)) == 0
+    return probe_version (word, out, size);
+}
+
+static void detect_pals (const char *exe, struct launcher_caps *caps)
+{
+    char out[2048];
+    caps_none (caps, "not pals");
+    if (probe_launcher (exe, out, sizeof (out)) == 0
         && launcher_output_is_pals (out)) {
         caps_none (caps, "pals");
         caps->pals = true;
         caps->placement = PLACEMENT_CPU_BINDING;
     }
+}
+
+/* taskset on PATH, and which MPI the machine's launcher is. */
+static void detect_single_node (const char *exe, struct launcher_caps *caps)
+{
+    char out[2048];
+    bool taskset = on_path ("taskset");
+    enum mpi_flavour mpi = MPI_UNKNOWN;
+    if (probe_launcher (exe, out, sizeof (out)) == 0)
+        mpi = launcher_output_mpi (out);
+    caps_none (caps, "");
+    snprintf (caps->desc, sizeof (caps->desc), "%s%s%s",
+              taskset ? "taskset" : "no taskset",
+              mpi != MPI_UNKNOWN ? ", " : "",
+              mpi != MPI_UNKNOWN ? mpi_flavour_name (mpi) : "");
+    caps->taskset = taskset;
+    caps->mpi = mpi;
+    if (taskset)
+        caps->placement = PLACEMENT_CPU_BINDING;
 }
 
 /* One detection per process and launcher; not thread-safe (callers detect
@@ -286,13 +345,7 @@ void launcher_detect (const struct machine *m, struct launcher_caps *caps)
         detect_pals (exe, caps);
         break;
     case BERTH_SYSTEM_SINGLE_NODE:
-        if (on_path ("taskset")) {
-            caps_none (caps, "taskset");
-            caps->taskset = true;
-            caps->placement = PLACEMENT_CPU_BINDING;
-        }
-        else
-            caps_none (caps, "no taskset");
+        detect_single_node (exe, caps);
         break;
     default:
         caps_none (caps, "login node");

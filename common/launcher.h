@@ -20,12 +20,21 @@ enum memcap_support {
     MEMCAP_ENFORCED,
 };
 
+/* Which MPI a single_node machine's mpirun/mpiexec belongs to: the options
+ * that give a rank its cores differ (Open MPI's -c is the process count). */
+enum mpi_flavour {
+    MPI_UNKNOWN,
+    MPI_OPENMPI,
+    MPI_MPICH,      /* MPICH's hydra (mpiexec.hydra, mpirun.mpich) */
+};
+
 struct launcher_caps {
     enum placement_support placement;
     enum memcap_support memcap;
     int slurm_major, slurm_minor, slurm_micro; /* -1 when not Slurm/unknown */
     bool pals;                                 /* PBS launcher is PALS */
     bool taskset;                              /* taskset on PATH */
+    enum mpi_flavour mpi;                      /* single_node machines */
     char desc[64];                             /* "slurm 22.05.8", "pals", ... */
 };
 
@@ -37,9 +46,13 @@ const char *memcap_support_name (enum memcap_support s);
 void launcher_caps_from_slurm (int major, int minor, int micro,
                                struct launcher_caps *caps);
 
+const char *mpi_flavour_name (enum mpi_flavour f);  /* "openmpi", "mpich", "unknown" */
+
 /* Parse a --launcher-version value: "slurm:25.11", "slurm:20.02",
- * "slurm:20.11.2", "pals", "taskset", "none". The meaning of "none" and
- * "taskset" depends on the machine's system: for slurm "none" means no srun. */
+ * "slurm:20.11.2", "pals", "taskset", "openmpi", "mpich", "none". The meaning
+ * of "none" and "taskset" depends on the machine's system: for slurm "none"
+ * means no srun. "openmpi" and "mpich" (single_node) are taskset with that
+ * MPI's mpirun; "taskset" leaves the MPI unknown. */
 int launcher_caps_parse (const char *spec, enum berth_system system,
                          struct launcher_caps *caps, berth_error_t *err);
 
@@ -50,9 +63,14 @@ int launcher_parse_srun_version (const char *text, int *major, int *minor,
 /* True when `<launcher> --version` output says PALS ("mpiexec version <digit>"). */
 bool launcher_output_is_pals (const char *text);
 
+/* The MPI that `mpirun --version` output names: "(Open MPI)" or "Open MPI"
+ * for Open MPI, "HYDRA" or "MPICH" for MPICH; MPI_UNKNOWN otherwise. */
+enum mpi_flavour launcher_output_mpi (const char *text);
+
 /* Detect for this machine's system (runs srun --version, <launcher>
- * --version, or looks for taskset on PATH), with a timeout, once per process
- * (the result is cached). */
+ * --version, or looks for taskset on PATH and runs the single_node machine's
+ * <launcher> --version for its MPI), with a timeout, once per process (the
+ * result is cached). */
 void launcher_detect (const struct machine *m, struct launcher_caps *caps);
 
 /* Forget the cached detection (tests; a process whose PATH changed). */

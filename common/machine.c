@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <threads.h>
 #include <unistd.h>
 
@@ -78,9 +79,27 @@ const char *machine_shipped_text (const char *name)
     return NULL;
 }
 
-int machine_unknown_error (const char *name, berth_error_t *err)
+/* The search directories joined with ", " into buf ("" when none). */
+static const char *search_dirs_text (const struct machine_search *s,
+                                     char *buf, size_t size)
 {
-    char list[512] = "";
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; s && i < s->count && len < size; i++) {
+        int w = snprintf (buf + len, size - len, "%s%s (%s)", i ? ", " : "",
+                          s->dirs[i], s->source[i]);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    return buf;
+}
+
+int machine_unknown_error (const char *name,
+                           const struct machine_search *search,
+                           berth_error_t *err)
+{
+    char list[512] = "", dirs[2048];
     size_t len = 0;
     for (const char *const *n = machine_shipped_names (); *n; n++) {
         int w = snprintf (list + len, sizeof (list) - len, "%s%s",
@@ -89,38 +108,127 @@ int machine_unknown_error (const char *name, berth_error_t *err)
             break;
         len += (size_t)w;
     }
+    search_dirs_text (search, dirs, sizeof (dirs));
+    if (*dirs)
+        return errprintf (err, "unknown machine '%s': no %s.cfg in the machine "
+                          "path (%s) and none shipped; the shipped machines "
+                          "are %s", name, name, dirs, list);
     return errprintf (err, "unknown machine '%s': the shipped machines are "
                       "%s; describe another in a file given with --config, "
-                      "or put %s.cfg in the directory BERTH_MACHINES_DIR "
-                      "names", name, list, name);
+                      "or put %s.cfg in a directory named by --machine-path "
+                      "or BERTH_MACHINE_PATH", name, list, name);
+}
+
+int machine_search_init (struct machine_search *s,
+                         const char *const *option_dirs,
+                         const char *(*getenv_fn) (void *, const char *),
+                         void *arg, berth_error_t *err)
+{
+    struct stat st;
+    memset (s, 0, sizeof (*s));
+    for (int i = 0; option_dirs && option_dirs[i]; i++) {
+        if (s->count == MACHINE_SEARCH_MAX)
+            return errprintf (err, "too many machine path directories (at "
+                              "most %d)", MACHINE_SEARCH_MAX);
+        if (stat (option_dirs[i], &st) < 0 || !S_ISDIR (st.st_mode))
+            return errprintf (err, "--machine-path %s: %s", option_dirs[i],
+                              stat (option_dirs[i], &st) < 0
+                                  ? strerror (errno) : "not a directory");
+        s->dirs[s->count] = option_dirs[i];
+        snprintf (s->source[s->count++], sizeof (s->source[0]),
+                  "--machine-path");
+    }
+    const char *env = getenv_fn (arg, "BERTH_MACHINE_PATH");
+    if (env && !(s->env_copy = strdup (env)))
+        return errprintf (err, "out of memory");
+    int entry = 0;
+    char *save = NULL;
+    for (char *dir = s->env_copy ? strtok_r (s->env_copy, ":", &save) : NULL;
+         dir; dir = strtok_r (NULL, ":", &save)) {
+        entry++;
+        if (s->count == MACHINE_SEARCH_MAX) {
+            machine_search_free (s);
+            return errprintf (err, "BERTH_MACHINE_PATH names too many "
+                              "directories (at most %d)", MACHINE_SEARCH_MAX);
+        }
+        /* Like PATH: an entry that is not a directory is passed over. */
+        if (stat (dir, &st) < 0 || !S_ISDIR (st.st_mode))
+            continue;
+        s->dirs[s->count] = dir;
+        snprintf (s->source[s->count++], sizeof (s->source[0]),
+                  "BERTH_MACHINE_PATH entry %d", entry);
+    }
+    const char *legacy = getenv_fn (arg, "BERTH_MACHINES_DIR");
+    if (legacy && s->count < MACHINE_SEARCH_MAX) {
+        s->dirs[s->count] = legacy;
+        snprintf (s->source[s->count++], sizeof (s->source[0]),
+                  "BERTH_MACHINES_DIR");
+    }
+    return 0;
+}
+
+void machine_search_free (struct machine_search *s)
+{
+    free (s->env_copy);
+    memset (s, 0, sizeof (*s));
+}
+
+static int set_file (char **file, char **why, const char *path,
+                     const char *because)
+{
+    if (file && !(*file = strdup (path)))
+        return -1;
+    if (why && !(*why = strdup (because))) {
+        if (file) {
+            free (*file);
+            *file = NULL;
+        }
+        return -1;
+    }
+    return 0;
 }
 
 int machine_layer_named (struct config *cfg, const char *name,
-                         const char *dir, bool *found, berth_error_t *err)
+                         const struct machine_search *search, bool *found,
+                         char **file, char **why, berth_error_t *err)
 {
+    char path[4096], because[2304], dirs[2048];
     *found = false;
-    /* A name is a file name in dir, never a path. */
+    /* A name is a file name in a directory, never a path. */
     if (!name || !*name || strchr (name, '/'))
         return 0;
-    if (dir && *dir) {
-        char path[4096];
-        int w = snprintf (path, sizeof (path), "%s/%s.cfg", dir, name);
+    for (int i = 0; search && i < search->count; i++) {
+        int w = snprintf (path, sizeof (path), "%s/%s.cfg", search->dirs[i],
+                          name);
         if (w > 0 && (size_t)w < sizeof (path) && access (path, F_OK) == 0) {
             *found = true;
+            snprintf (because, sizeof (because), "found in %s (%s)",
+                      search->dirs[i], search->source[i]);
+            if (set_file (file, why, path, because) < 0)
+                return errprintf (err, "out of memory");
             return config_load_file (cfg, path, err);
         }
     }
     const char *text = machine_shipped_text (name);
     if (!text)
         return 0;
-    char label[256];
-    snprintf (label, sizeof (label), "machines/%s.cfg", name);
+    snprintf (path, sizeof (path), "machines/%s.cfg", name);
+    search_dirs_text (search, dirs, sizeof (dirs));
+    if (*dirs)
+        snprintf (because, sizeof (because), "shipped with berth: no %s.cfg "
+                  "in the machine path, %s", name, dirs);
+    else
+        snprintf (because, sizeof (because), "shipped with berth: no "
+                  "--machine-path or BERTH_MACHINE_PATH set");
     *found = true;
-    return config_load_string (cfg, label, text, err);
+    if (set_file (file, why, path, because) < 0)
+        return errprintf (err, "out of memory");
+    return config_load_string (cfg, path, text, err);
 }
 
 struct machine *machine_new (const char *name, const char *why,
-                             const char *dir, berth_error_t *err)
+                             const struct machine_search *search,
+                             berth_error_t *err)
 {
     struct machine *m = calloc (1, sizeof (*m));
     bool found;
@@ -130,7 +238,8 @@ struct machine *machine_new (const char *name, const char *why,
         goto fail;
     }
     m->par.memory_per_node = -1;
-    if (machine_layer_named (m->cfg, "default", dir, &found, err) < 0)
+    if (machine_layer_named (m->cfg, "default", search, &found, NULL, NULL,
+                             err) < 0)
         goto fail;
     return m;
 fail:
@@ -175,19 +284,6 @@ static bool blank (const char *s)
     while (s && isspace ((unsigned char)*s))
         s++;
     return !s || !*s;
-}
-
-int machine_set_compiler (struct machine *m, const char *compiler,
-                          berth_error_t *err)
-{
-    if (blank (compiler)
-        && config_get (m->cfg, "build", "compiler", &compiler, err) < 0)
-        return -1;
-    free (m->compiler);
-    m->compiler = NULL;
-    if (!blank (compiler) && !(m->compiler = strdup (compiler)))
-        return errprintf (err, "out of memory");
-    return 0;
 }
 
 int machine_effective_get (struct machine *m, const char *key,
@@ -289,9 +385,10 @@ static int parse_system (struct machine *m, enum berth_system *s,
     if (machine_effective_get (m, "system", &v, err) < 0)
         return -1;
     if (!v)
-        return errprintf (err, "machine %s: [parallel] system is not set: "
-                          "set it to slurm, pbs, single_node or login",
-                          m->name);
+        return errprintf (err, "machine %s%s%s%s: [parallel] system is not "
+                          "set: set it to slurm, pbs, single_node or login",
+                          m->name, m->file ? " (" : "",
+                          m->file ? m->file : "", m->file ? ")" : "");
     if (berth_system_parse (v, s, NULL) < 0)
         return errprintf (err, "%s = '%s' is not a known system: use slurm, "
                           "pbs, single_node or login",
@@ -477,7 +574,11 @@ void machine_destroy (struct machine *m)
             config_destroy (m->cfg);
         free (m->name);
         free (m->compiler);
+        free (m->compiler_why);
+        free (m->compiler_warning);
         free (m->chosen_why);
+        free (m->file);
+        free (m->file_why);
         free (m);
         errno = saved;
     }

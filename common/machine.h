@@ -46,7 +46,14 @@ struct machine_parallel {
 struct machine {
     char *name;         /* "pm-cpu", "localhost", "slurm" (generic), ... */
     char *compiler;     /* as given (NULL when none); section uses '_' */
+    char *compiler_why; /* which compiler section is in force and why */
+    char *compiler_warning; /* a compiler the machine does not know, taken
+                               because it lists no compilers; else NULL */
     char *chosen_why;   /* how the machine was chosen, for people */
+    char *file;         /* the machine file read (a path, or machines/X.cfg
+                         * for a shipped one); NULL for a generic machine */
+    char *file_why;     /* why that file: where on the search path, or
+                         * shipped; NULL with file */
     struct config *cfg; /* the layered config, owned */
     struct machine_parallel par;
 };
@@ -55,11 +62,18 @@ struct machine_options {
     const char *name;            /* --machine, or NULL */
     const char *const *configs;  /* --config files, NULL-terminated, or NULL */
     const char *compiler;        /* --compiler, or NULL ([build] compiler) */
+    const char *const *machine_path; /* --machine-path directories,
+                                      * NULL-terminated, or NULL: searched
+                                      * before BERTH_MACHINE_PATH */
 };
 
-/* Load and layer the config and compute the effective options. With neither
- * name nor configs, the machine is chosen as 10-machines-and-config.md says
- * (BERTH_MACHINE, [discovery] hostnames, generic Slurm/PBS job, localhost).
+/* Load and layer the config and compute the effective options. Without a
+ * name, and without a --config file that sets [parallel] system (a machine of
+ * its own), the machine is chosen as 10-machines-and-config.md says
+ * (BERTH_MACHINE, [discovery] hostnames, generic Slurm/PBS job, localhost)
+ * and the config files are layered over it. <name>.cfg is looked for in the
+ * machine search path (machine_path, then BERTH_MACHINE_PATH, a colon list,
+ * then BERTH_MACHINES_DIR) before the shipped machines.
  * Errors name the file and line, or the option and system. */
 int machine_load (const struct machine_options *opts, struct machine **mp,
                   berth_error_t *err);
@@ -109,6 +123,15 @@ const char *machine_shipped_text (const char *name);
 int machine_parallel_options (struct machine *m, const char ***keys,
                               const char ***values, int *count,
                               berth_error_t *err);
+
+/* The compilers machine m knows: the [build] compiler, the [build] compilers
+ * list, then its [parallel.<compiler>] sections, each once ('-' and '_'
+ * alike). *names (caller frees items and array) may be empty. */
+int machine_compilers (struct machine *m, char ***names, int *count,
+                       berth_error_t *err);
+
+/* True when m has a [parallel.<compiler>] section ('-' as '_'). */
+bool machine_has_compiler_section (const struct machine *m, const char *compiler);
 
 /* Split a comma list option ("regular, debug") into trimmed items; empty items
  * dropped. Caller frees items and array. */

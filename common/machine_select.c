@@ -19,7 +19,7 @@
 
 struct select_ctx {
     const struct machine_env *env;
-    const char *dir; /* BERTH_MACHINES_DIR */
+    struct machine_search search;
     struct machine_facts facts;
     bool have_facts;
 };
@@ -242,7 +242,8 @@ static int discover (struct select_ctx *c, const char *host,
         bool found;
         if (!cfg)
             return errprintf (err, "out of memory");
-        if (machine_layer_named (cfg, *n, c->dir, &found, err) < 0
+        if (machine_layer_named (cfg, *n, &c->search, &found, NULL, NULL,
+                                 err) < 0
             || config_get (cfg, "discovery", "hostnames", &globs, err) < 0
             || machine_split_list (globs, &items, &count, err) < 0) {
             config_destroy (cfg);
@@ -262,17 +263,58 @@ static int discover (struct select_ctx *c, const char *host,
     return 0;
 }
 
+/* Whether any of the files sets [parallel] system: then they describe a
+ * machine of their own; otherwise they only adjust the machine chosen. */
+static int configs_name_system (const char *const *configs, bool *names,
+                                berth_error_t *err)
+{
+    struct config *cfg = config_create ();
+    *names = false;
+    if (!cfg)
+        return errprintf (err, "out of memory");
+    for (size_t i = 0; configs[i]; i++) {
+        if (config_load_file (cfg, configs[i], err) < 0) {
+            config_destroy (cfg);
+            return -1;
+        }
+    }
+    const char *raw = config_get_raw (cfg, "parallel", "system");
+    while (raw && (*raw == ' ' || *raw == '\t'))
+        raw++;
+    *names = raw && *raw;
+    config_destroy (cfg);
+    return 0;
+}
+
+/* "--config A, --config B" into buf. */
+static void configs_text (const char *const *configs, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; configs && configs[i] && len < size; i++) {
+        int w = snprintf (buf + len, size - len, "%s--config %s",
+                          i ? ", " : "", configs[i]);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
+
 static int load_env (struct select_ctx *c, const struct machine_options *o,
                      struct machine **mp, berth_error_t *err)
 {
     const char *const *configs = o->configs;
-    bool named = o->name || (configs && configs[0]);
-    char why[512], derived[256], hostbuf[256];
+    bool have_configs = configs && configs[0], own = false;
+    char why[512], derived[256], hostbuf[256], cfgs[1024];
     const char *name = o->name, *v, *host = c->env->hostname;
-    enum { NAMED, SLURM, PBS } kind = NAMED;
+    enum { NAMED, OWN, SLURM, PBS } kind = NAMED;
 
-    if (named && !name) {
-        /* --config alone: a machine named after its (first) file. */
+    configs_text (configs, cfgs, sizeof (cfgs));
+    if (!name && have_configs && configs_name_system (configs, &own, err) < 0)
+        return -1;
+    if (own) {
+        /* --config alone, naming a system: a machine named after its
+         * (first) file. */
         const char *base = strrchr (configs[0], '/');
         base = base ? base + 1 : configs[0];
         size_t len = strlen (base);
@@ -280,12 +322,12 @@ static int load_env (struct select_ctx *c, const struct machine_options *o,
             len -= 4;
         snprintf (derived, sizeof (derived), "%.*s", (int)len, base);
         name = derived;
-        snprintf (why, sizeof (why), "--config %s", configs[0]);
+        kind = OWN;
+        snprintf (why, sizeof (why), "--config %s sets [parallel] system",
+                  configs[0]);
     }
-    else if (named)
-        snprintf (why, sizeof (why), "--machine %s%s%s", name,
-                  configs && configs[0] ? " with --config " : "",
-                  configs && configs[0] ? configs[0] : "");
+    else if (name)
+        snprintf (why, sizeof (why), "--machine %s", name);
     else if ((v = ctx_getenv (c, "BERTH_MACHINE"))) {
         name = v;
         snprintf (why, sizeof (why), "BERTH_MACHINE=%s", v);
@@ -319,8 +361,13 @@ static int load_env (struct select_ctx *c, const struct machine_options *o,
                       "default");
         }
     }
+    /* Files that set no system adjust the machine chosen without them. */
+    if (kind != OWN && have_configs) {
+        size_t len = strlen (why);
+        snprintf (why + len, sizeof (why) - len, ", with %s", cfgs);
+    }
 
-    struct machine *m = machine_new (name, why, c->dir, err);
+    struct machine *m = machine_new (name, why, &c->search, err);
     bool found = true;
     if (!m)
         return -1;
@@ -329,12 +376,16 @@ static int load_env (struct select_ctx *c, const struct machine_options *o,
         rc = build_slurm (c, m, err);
     else if (kind == PBS)
         rc = build_pbs (c, m, err);
-    else if (o->name || !named) /* not for --config alone */
-        rc = machine_layer_named (m->cfg, name, c->dir, &found, err);
+    else if (kind == NAMED)
+        rc = machine_layer_named (m->cfg, name, &c->search, &found, &m->file,
+                                  &m->file_why, err);
+    else if (!(m->file = strdup (configs[0]))
+             || !(m->file_why = strdup ("--config")))
+        rc = errprintf (err, "out of memory");
     if (rc < 0)
         goto fail;
     if (!found) {
-        machine_unknown_error (name, err);
+        machine_unknown_error (name, &c->search, err);
         goto fail;
     }
     for (size_t i = 0; configs && configs[i]; i++)
@@ -349,6 +400,11 @@ fail:
     return -1;
 }
 
+static const char *ctx_getenv_cb (void *arg, const char *name)
+{
+    return ctx_getenv (arg, name);
+}
+
 int machine_load_env (const struct machine_options *opts,
                       const struct machine_env *env, struct machine **mp,
                       berth_error_t *err)
@@ -356,8 +412,14 @@ int machine_load_env (const struct machine_options *opts,
     static const struct machine_env real;
     static const struct machine_options none;
     struct select_ctx c = { .env = env ? env : &real };
-    c.dir = ctx_getenv (&c, "BERTH_MACHINES_DIR");
-    return load_env (&c, opts ? opts : &none, mp, err);
+    if (!opts)
+        opts = &none;
+    if (machine_search_init (&c.search, opts->machine_path, ctx_getenv_cb,
+                             &c, err) < 0)
+        return -1;
+    int rc = load_env (&c, opts, mp, err);
+    machine_search_free (&c.search);
+    return rc;
 }
 
 int machine_load (const struct machine_options *opts, struct machine **mp,

@@ -16,37 +16,89 @@ static int find_repeat (const int *v, int n)
     return -1;
 }
 
+const char *placement_node_label (const struct placement *p, int i)
+{
+    const char *name = p && i >= 0 && i < p->nnodes ? p->nodes[i].name : NULL;
+    return name ? name : "(the launcher's node)";
+}
+
+/* One node's own GPU ids: non-negative, unique. */
+static int check_node_gpu_ids (const struct placement *p, int i, berth_error_t *err)
+{
+    const struct placement_node *n = &p->nodes[i];
+    const char *name = placement_node_label (p, i);
+    if (n->ngpu_ids < 0 || (n->ngpu_ids > 0 && !n->gpu_ids))
+        return errprintf_code (err, "placement",
+                               "placement node %s: its GPU id list is missing", name);
+    for (int j = 0; j < n->ngpu_ids; j++)
+        if (n->gpu_ids[j] < 0)
+            return errprintf_code (err, "placement",
+                                   "placement node %s: GPU id %d is negative", name,
+                                   n->gpu_ids[j]);
+    int r = find_repeat (n->gpu_ids, n->ngpu_ids);
+    if (r >= 0)
+        return errprintf_code (err, "placement",
+                               "placement node %s lists GPU id %d twice", name,
+                               n->gpu_ids[r]);
+    return 0;
+}
+
 int placement_validate (const struct placement *p, berth_error_t *err)
 {
     if (!p || p->nnodes < 1 || !p->nodes)
         return errprintf_code (err, "placement", "a placement needs at least one node");
     for (int i = 0; i < p->nnodes; i++) {
         const struct placement_node *n = &p->nodes[i];
-        if (!n->name || !n->name[0])
+        const char *name = placement_node_label (p, i);
+        /* no name: "here, on whichever node the launcher uses", one node */
+        if ((!n->name && p->nnodes > 1) || (n->name && !n->name[0]))
             return errprintf_code (err, "placement",
-                                   "placement node %d has no name", i);
+                                   "placement node %d has no name: only a placement "
+                                   "of one node may leave its node unnamed (it has "
+                                   "%d)", i, p->nnodes);
         for (int j = 0; j < i; j++)
             if (strcmp (p->nodes[j].name, n->name) == 0)
                 return errprintf_code (err, "placement",
                                        "placement names node %s twice", n->name);
         if (n->ncores < 1 || !n->cores)
             return errprintf_code (err, "placement",
-                                   "placement node %s has no cores", n->name);
+                                   "placement node %s has no cores", name);
         for (int j = 0; j < n->ncores; j++)
             if (n->cores[j] < 0)
                 return errprintf_code (err, "placement",
                                        "placement node %s: core id %d is negative",
-                                       n->name, n->cores[j]);
+                                       name, n->cores[j]);
         int r = find_repeat (n->cores, n->ncores);
         if (r >= 0)
             return errprintf_code (err, "placement",
                                    "placement node %s lists core %d twice",
-                                   n->name, n->cores[r]);
+                                   name, n->cores[r]);
+        if (!p->node_gpu_ids && (n->gpu_ids || n->ngpu_ids))
+            return errprintf_code (err, "placement",
+                                   "placement node %s has GPU ids of its own but the "
+                                   "placement does not say its ids are per node",
+                                   name);
     }
     if (p->gpus < 0)
         return errprintf_code (err, "placement",
                                "placement GPUs %d is negative", p->gpus);
-    if (p->gpu_ids || p->ngpu_ids) {
+    if (p->node_gpu_ids) {
+        if (p->gpu_ids || p->ngpu_ids)
+            return errprintf_code (err, "placement",
+                                   "placement gives GPU ids both per node and for "
+                                   "every node; give one of them");
+        long total = 0;
+        for (int i = 0; i < p->nnodes; i++) {
+            if (check_node_gpu_ids (p, i, err) < 0)
+                return -1;
+            total += p->nodes[i].ngpu_ids;
+        }
+        if (total != p->gpus)
+            return errprintf_code (err, "placement",
+                                   "placement has %d GPUs but its nodes' GPU id lists "
+                                   "hold %ld ids; give one id per GPU", p->gpus, total);
+    }
+    else if (p->gpu_ids || p->ngpu_ids) {
         /* gpus is the launch's total; gpu_ids are the indices on a node, the
          * same on every node of a spanning placement (a prefix of them where
          * a node holds fewer): on one node exactly gpus of them. */
@@ -74,6 +126,27 @@ int placement_validate (const struct placement *p, berth_error_t *err)
                                    "placement lists GPU id %d twice", p->gpu_ids[r]);
     }
     return 0;
+}
+
+const int *placement_node_gpus (const struct placement *p, int i, int *n)
+{
+    const int *ids = p->node_gpu_ids ? p->nodes[i].gpu_ids : p->gpu_ids;
+    *n = p->node_gpu_ids ? p->nodes[i].ngpu_ids : p->ngpu_ids;
+    if (!ids)
+        *n = 0;
+    return ids;
+}
+
+bool placement_gpu_ids_uniform (const struct placement *p)
+{
+    int n0, n;
+    const int *a = placement_node_gpus (p, 0, &n0);
+    for (int i = 1; i < p->nnodes; i++) {
+        const int *b = placement_node_gpus (p, i, &n);
+        if (n != n0 || (n && memcmp (a, b, (size_t)n * sizeof (int)) != 0))
+            return false;
+    }
+    return true;
 }
 
 int placement_split_cores (const struct placement *p, int ntasks,
@@ -108,7 +181,7 @@ int placement_split_cores (const struct placement *p, int ntasks,
             return errprintf_code (err, "placement",
                                    "placement node %s has %d cores, too few for "
                                    "%d tasks x %d cpus per task = %ld",
-                                   p->nodes[i].name, p->nodes[i].ncores, here, per,
+                                   placement_node_label (p, i), p->nodes[i].ncores, here, per,
                                    (long)here * per);
         }
     }
@@ -146,6 +219,7 @@ void placement_free (struct placement *p)
     for (int i = 0; i < p->nnodes && p->nodes; i++) {
         free (p->nodes[i].name);
         free (p->nodes[i].cores);
+        free (p->nodes[i].gpu_ids);
     }
     free (p->nodes);
     free (p->gpu_ids);

@@ -3,12 +3,17 @@
 #ifndef BERTH_PLACEMENT_H
 #define BERTH_PLACEMENT_H
 
+#include <stdbool.h>
+
 #include "error.h"
 
 struct placement_node {
-    char *name;
+    char *name;      /* NULL: whichever node the launcher uses (a placement
+                        of one node only) */
     int *cores;      /* in the order given: tasks take them in this order */
     int ncores;
+    int *gpu_ids;    /* this node's own GPU ids, or NULL: the placement's */
+    int ngpu_ids;
 };
 
 struct placement {
@@ -19,13 +24,26 @@ struct placement {
                         one node exactly `gpus`; a spanning placement holds
                         the same ids, or a prefix, on every node) */
     int ngpu_ids;
+    bool node_gpu_ids;   /* the ids are per node (placement_node.gpu_ids,
+                            all of them given, summing to gpus), not gpu_ids */
 };
 
-/* Nodes unique and non-empty names; one non-empty core set per node with
- * non-negative ids unique within the node (the same id on two nodes is fine);
- * gpus >= 0; gpu_ids unique, non-negative, and when given as many as gpus on
- * one node, or on n nodes from ceil(gpus / n) to gpus of them. */
+/* Nodes unique and non-empty names (or one node with no name); one non-empty
+ * core set per node with non-negative ids unique within the node (the same id
+ * on two nodes is fine); gpus >= 0; gpu_ids unique, non-negative, and when
+ * given as many as gpus on one node, or on n nodes from ceil(gpus / n) to gpus
+ * of them; per-node ids unique within each node and gpus of them in all. */
 int placement_validate (const struct placement *p, berth_error_t *err);
+
+/* Node i's name for people: its name, or "(the launcher's node)". */
+const char *placement_node_label (const struct placement *p, int i);
+
+/* The GPU ids used on node i (its own, else the placement's; NULL with *n 0
+ * when there are none or they are not known). */
+const int *placement_node_gpus (const struct placement *p, int i, int *n);
+
+/* True when every node uses the same GPU id list (always on one node). */
+bool placement_gpu_ids_uniform (const struct placement *p);
 
 /* How tasks are spread over the placement's nodes. */
 enum split_layout {

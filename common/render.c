@@ -149,6 +149,13 @@ static bool names_resources (const char *v)
     return false;
 }
 
+/* True when the placement names its nodes (a placement of one unnamed node
+ * runs wherever the launcher puts it: no -w, no --hosts). */
+static bool names_nodes (const struct placement *p)
+{
+    return p->nodes[0].name != NULL;
+}
+
 static int ceil_div (int a, int b)
 {
     return a / b + (a % b != 0);   /* no overflow near INT_MAX */
@@ -272,6 +279,16 @@ static void push_bind (struct render *r, const char *flag, const char *v,
         av_pushf (&r->av, "%s=%s", flag, v);
 }
 
+/* Cores per task, only when the caller gave them: srun refuses "-c 0" and
+ * PALS "--depth 0"; without the flag each task gets the launcher's one core. */
+static void push_cpus_per_task (struct render *r, const char *flag)
+{
+    if (r->req->cpus_per_task < 1)
+        return;
+    av_push (&r->av, flag);
+    av_pushf (&r->av, "%d", r->req->cpus_per_task);
+}
+
 /* ---- Slurm */
 
 static void slurm_mem (struct render *r)
@@ -289,8 +306,7 @@ static int slurm_unplaced (struct render *r, berth_error_t *err)
     if (check_tasks_per_node (r, r->alloc_nodes, false, err) < 0)
         return -1;
     push_exe (r);
-    av_push (&r->av, "-c");
-    av_pushf (&r->av, "%d", q->cpus_per_task);
+    push_cpus_per_task (r, "-c");
     av_push (&r->av, "-N");
     av_pushf (&r->av, "%d", ceil_div (q->ntasks, max));
     av_push (&r->av, "-n");
@@ -402,14 +418,15 @@ static int slurm_placed (struct render *r, berth_error_t *err)
         return -1;
     }
     push_exe (r);
-    av_push (&r->av, "-c");
-    av_pushf (&r->av, "%d", q->cpus_per_task);
+    push_cpus_per_task (r, "-c");
     av_push (&r->av, "-N");
     av_pushf (&r->av, "%d", p->nnodes);
     av_push (&r->av, "-n");
     av_pushf (&r->av, "%d", q->ntasks);
-    av_push (&r->av, "-w");
-    av_add (&r->av, node_names (p));
+    if (names_nodes (p)) {
+        av_push (&r->av, "-w");
+        av_add (&r->av, node_names (p));
+    }
     if (binding)
         slurm_mask_list (r, &s);
     else {
@@ -461,8 +478,32 @@ static void pbs_device_name (const struct machine_parallel *par, int id, FILE *f
     fprintf (f, "%.*s", (int)strcspn (l, ":"), l);
 }
 
+/* "node a GPU ids 0-1, node b GPU ids 2-3" for a message. */
+static char *node_gpu_text (const struct placement *p)
+{
+    char *s = NULL;
+    size_t len;
+    FILE *f = open_memstream (&s, &len);
+    if (!f)
+        return NULL;
+    for (int i = 0; i < p->nnodes; i++) {
+        int n;
+        const int *ids = placement_node_gpus (p, i, &n);
+        char *list = ranges_dup (ids, n);
+        fprintf (f, "%snode %s GPU ids %s", i ? ", " : "",
+                 placement_node_label (p, i), n && list ? list : "(none)");
+        free (list);
+    }
+    if (fclose (f) != 0) {
+        free (s);
+        return NULL;
+    }
+    return s;
+}
+
 /* The `--env VAR=VALUE` value that isolates the placement's GPUs, or NULL
- * (and 0) when the machine has no variable and the placement no GPUs. */
+ * (and 0) when the placement has no GPUs and the machine (with its compiler
+ * section) none to hide or no variable to hide them with. */
 static int pbs_gpu_env (const struct render *r, char **item, berth_error_t *err)
 {
     const struct machine_parallel *par = r->par;
@@ -471,7 +512,7 @@ static int pbs_gpu_env (const struct render *r, char **item, berth_error_t *err)
     int ndev = pbs_device_count (par);
 
     *item = NULL;
-    if (p->gpus == 0 && !var)
+    if (p->gpus == 0 && (!var || par->gpus_per_node < 1))
         return 0;
     if (p->gpus > 0 && !var)
         return errprintf_code (err, "render",
@@ -479,25 +520,48 @@ static int pbs_gpu_env (const struct render *r, char **item, berth_error_t *err)
                                "gpu_visible_devices_var to give a launch its GPUs; set "
                                "it in the machine's [parallel] section (e.g. "
                                "ZE_AFFINITY_MASK or CUDA_VISIBLE_DEVICES)", p->gpus);
-    if (p->gpus > 0 && !p->gpu_ids)
+    if (p->gpus > 0 && !p->gpu_ids && !p->node_gpu_ids)
         return errprintf_code (err, "render",
                                "the placement has %d GPUs but no GPU ids: a PBS launch "
                                "needs the ids of the free GPUs to set %s", p->gpus, var);
-    for (int i = 0; i < p->ngpu_ids; i++)
-        if (p->gpu_ids[i] >= ndev)
+    /* one list for every node longer than a node's share: the ids of
+     * several nodes written as one list, and every node would see them all */
+    int share = ceil_div (p->gpus, p->nnodes);
+    if (!p->node_gpu_ids && p->nnodes > 1 && p->ngpu_ids > share)
+        return errprintf_code (err, "render",
+                               "the placement lists %d GPU ids for %d GPUs on %d nodes "
+                               "(at most %d on a node), but PALS's --env sets one %s "
+                               "for every node, so each node would see all %d: give "
+                               "each node its own ids (--place-gpu-ids 'I,J;K,L', or "
+                               "gpu_ids as one list per node)", p->ngpu_ids, p->gpus,
+                               p->nnodes, share, var, p->ngpu_ids);
+    if (!placement_gpu_ids_uniform (p)) {
+        char *text = node_gpu_text (p);
+        errprintf_code (err, "render",
+                        "PALS's --env sets one %s for every node of a launch, but "
+                        "the placement gives %s: place the same GPU ids on every "
+                        "node, or launch each node on its own", var,
+                        text ? text : "its nodes different GPU ids");
+        free (text);
+        return -1;
+    }
+    int nids;
+    const int *ids = placement_node_gpus (p, 0, &nids);
+    for (int i = 0; i < nids; i++)
+        if (ids[i] >= ndev)
             return errprintf_code (err, "render",
                                    "GPU id %d is out of range: this machine has %d GPU "
-                                   "devices per node (ids 0 to %d)", p->gpu_ids[i], ndev,
+                                   "devices per node (ids 0 to %d)", ids[i], ndev,
                                    ndev - 1);
     size_t len;
     FILE *f = open_memstream (item, &len);
     if (!f)
         return errprintf_code (err, "render", "out of memory rendering %s", var);
     fprintf (f, "%s=", var);
-    for (int i = 0; i < p->ngpu_ids; i++) {
+    for (int i = 0; i < nids; i++) {
         if (i)
             fputc (',', f);
-        pbs_device_name (par, p->gpu_ids[i], f);
+        pbs_device_name (par, ids[i], f);
     }
     if (fclose (f) != 0) {
         free (*item);
@@ -515,8 +579,7 @@ static void pbs_base (struct render *r, int ppn)
     av_pushf (&r->av, "%d", r->req->ntasks);
     av_push (&r->av, "--ppn");
     av_pushf (&r->av, "%d", ppn);
-    av_push (&r->av, par->cpus_per_task_flag ? par->cpus_per_task_flag : "-c");
-    av_pushf (&r->av, "%d", r->req->cpus_per_task);
+    push_cpus_per_task (r, par->cpus_per_task_flag ? par->cpus_per_task_flag : "-c");
 }
 
 static int pbs_unplaced (struct render *r, berth_error_t *err)
@@ -554,8 +617,10 @@ static int pbs_placed (struct render *r, berth_error_t *err)
         return -1;
     }
     pbs_base (r, ceil_div (r->req->ntasks, p->nnodes));
-    av_push (&r->av, "--hosts");
-    av_add (&r->av, node_names (p));
+    if (names_nodes (p)) {
+        av_push (&r->av, "--hosts");
+        av_add (&r->av, node_names (p));
+    }
     av_push (&r->av, "--cpu-bind");
     char *list = NULL;
     size_t len;
@@ -584,19 +649,42 @@ static int pbs_placed (struct render *r, berth_error_t *err)
 
 /* ---- single_node */
 
+/* The MPI launcher and its task count. Cores per rank are said the way the
+ * installed MPI says them (measured with Open MPI 4.1.4 and MPICH 4.0.2's
+ * hydra): Open MPI's -c is the process count, so a rank's cores are
+ * --map-by slot:PE=C (with --bind-to core); hydra binds -bind-to core:C.
+ * With an unknown MPI they are left to its default binding. */
 static void single_args (struct render *r)
 {
+    int c = r->req->cpus_per_task;
     push_exe (r);
     av_push (&r->av, "-n");
     av_pushf (&r->av, "%d", r->req->ntasks);
-    av_push (&r->av, "-c");
-    av_pushf (&r->av, "%d", r->req->cpus_per_task);
+    if (c < 1)
+        return;
+    if (r->caps->mpi == MPI_OPENMPI) {
+        /* two words: Open MPI 4.1 refuses "--map-by=..." */
+        av_push (&r->av, "--map-by");
+        av_pushf (&r->av, "slot:PE=%d", c);
+        av_push (&r->av, "--bind-to");
+        av_push (&r->av, "core");
+    }
+    else if (r->caps->mpi == MPI_MPICH) {
+        av_push (&r->av, "-bind-to");
+        av_pushf (&r->av, "core:%d", c);
+    }
 }
 
+/* Placed: taskset confines the launcher and its ranks to the placement's
+ * cores. Both MPIs' own core binding ignores the set it was started in
+ * (measured: under taskset -c 1, Open MPI bound rank 0 to core 0, hydra's
+ * -bind-to core:1 too), so Open MPI is told --bind-to none (its ranks share
+ * the set) and hydra is given each rank's own cores (-bind-to user:, OS ids:
+ * measured to bind exactly those). */
 static int single_placed (struct render *r, berth_error_t *err)
 {
     const struct placement *p = r->req->placement;
-    int n = r->req->ntasks, per = r->req->cpus_per_task > 0 ? r->req->cpus_per_task : 1;
+    struct split s = { 0 };
 
     if (r->caps->placement == PLACEMENT_NONE)
         return no_placement (r, err);
@@ -609,15 +697,41 @@ static int single_placed (struct render *r, berth_error_t *err)
                                "a single_node launch cannot be confined to %d GPUs "
                                "(taskset binds cores only); place it without GPUs",
                                p->gpus);
-    if ((long)n * per > p->nodes[0].ncores)
-        return errprintf_code (err, "render",
-                               "placement node %s has %d cores, too few for %d tasks "
-                               "x %d cpus per task = %ld", p->nodes[0].name,
-                               p->nodes[0].ncores, n, per, (long)n * per);
+    if (split (r, &s, err) < 0)
+        return -1;
     av_push (&r->av, "taskset");
     av_push (&r->av, "-c");
     av_add (&r->av, ranges_dup (p->nodes[0].cores, p->nodes[0].ncores));
-    single_args (r);
+    if (r->req->single_process) {
+        r->exe_start = r->av.n;   /* no launcher: the program follows */
+        split_free (&s);
+        return 0;
+    }
+    push_exe (r);
+    av_push (&r->av, "-n");
+    av_pushf (&r->av, "%d", r->req->ntasks);
+    if (r->caps->mpi == MPI_OPENMPI) {
+        av_push (&r->av, "--bind-to");
+        av_push (&r->av, "none");
+    }
+    else if (r->caps->mpi == MPI_MPICH) {
+        char *list = NULL;
+        size_t len;
+        FILE *f = open_memstream (&list, &len);
+        if (f) {
+            fputs ("user:", f);
+            for (int t = 0; t < r->req->ntasks; t++)
+                for (int k = 0; k < s.per; k++)
+                    fprintf (f, "%s%d", k ? "+" : t ? "," : "", s.cores[t][k]);
+            if (fclose (f) != 0) {
+                free (list);
+                list = NULL;
+            }
+        }
+        av_push (&r->av, "-bind-to");
+        av_add (&r->av, list);
+    }
+    split_free (&s);
     return 0;
 }
 
@@ -639,6 +753,10 @@ static int check_request (const struct machine_parallel *par, int alloc_nodes,
     if (q->ntasks < 1)
         return errprintf_code (err, "render",
                                "ntasks %d: a launch needs at least 1 task", q->ntasks);
+    if (q->single_process && q->ntasks != 1)
+        return errprintf_code (err, "render",
+                               "a step that is not MPI is one process, but %d tasks "
+                               "were asked for", q->ntasks);
     if (q->cpus_per_task < 0)
         return errprintf_code (err, "render", "cpus per task %d is negative",
                                q->cpus_per_task);
@@ -714,6 +832,8 @@ int render_launch (const struct machine_parallel *par, int alloc_nodes,
         rc = 0;
         if (req->placement)
             rc = single_placed (&r, err);
+        else if (req->single_process)
+            r.exe_start = r.av.n;   /* not MPI: the program alone */
         else
             single_args (&r);
         break;

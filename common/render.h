@@ -15,11 +15,15 @@
 struct launch_request {
     char *const *argv;     /* program argv, NULL-terminated */
     int ntasks;
-    int cpus_per_task;     /* 0 when the caller gives none */
+    int cpus_per_task;     /* 0 when the caller gives none: no flag is
+                              rendered (the launcher's default, one core) */
     int gpus_per_task;     /* unplaced launches only */
     const struct placement *placement;   /* NULL: unplaced */
     bool has_memory_cap;
     int64_t memory_cap;    /* MB per node, when has_memory_cap */
+    bool single_process;   /* one process that is not MPI (a step of --cores):
+                              a single_node machine runs it without an MPI
+                              launcher (placed: under taskset alone) */
 };
 
 struct env_set_item {

@@ -1,5 +1,7 @@
 /* Resolution of a job request against a machine's scheduler targets. */
 #include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,12 @@ const char *adjustment_name (enum adjustment a)
     case ADJUST_INCREASE: return "increase";
     default: return "exact";
     }
+}
+
+/* "s" unless n is 1, for "1 node", "2 nodes". */
+static const char *plural (long long n)
+{
+    return n == 1 ? "" : "s";
 }
 
 static enum adjustment adjustment_of (int asked, int got)
@@ -95,7 +103,7 @@ static int default_resolution (const struct target_axis *axis, int nodes,
 
 /* Why the request for target t on `nodes` must be denied, or NULL. */
 static char *denial (const struct target_axis *axis, const char *name,
-                     int nodes, int min_nodes_allowed, const char *wall,
+                     int nodes, int min_nodes_allowed, long long wall,
                      const struct target **tp, int *np)
 {
     char *reason = NULL;
@@ -111,15 +119,17 @@ static char *denial (const struct target_axis *axis, const char *name,
         return rc < 0 ? strdup ("request not available") : reason;
     }
     int n = target_clamp (t, nodes);
-    const char *max = target_max_wallclock (t, n);
-    int cmp;
+    long long max = target_max_seconds (t, n);
+    char want[32];
     if (n < min_nodes_allowed)
-        rc = asprintf (&reason, "%s '%s' would run on %d nodes but at least "
-                       "%d are required", axis->name, name, n,
+        rc = asprintf (&reason, "%s '%s' would run on %d node%s but at least "
+                       "%d are required", axis->name, name, n, plural (n),
                        min_nodes_allowed);
-    else if (wall && max && wallclock_compare (wall, max, &cmp) == 0 && cmp > 0)
-        rc = asprintf (&reason, "%s '%s' allows at most %s on %d nodes but "
-                       "%s was requested", axis->name, name, max, n, wall);
+    else if (wall >= 0 && max >= 0 && wall > max)
+        rc = asprintf (&reason, "%s '%s' allows at most %s on %d node%s but "
+                       "%s was requested", axis->name, name,
+                       target_max_wallclock (t, n), n, plural (n),
+                       wallclock_format (wall, want, sizeof (want)));
     if (rc < 0)
         return strdup ("request denied");
     *tp = t;
@@ -129,7 +139,7 @@ static char *denial (const struct target_axis *axis, const char *name,
 
 int resolve_submission (const struct target_axis *axis, int nodes,
                         int min_nodes_allowed, const char *request,
-                        const char *desired_wall_time,
+                        long long desired_seconds,
                         struct axis_resolution *out, berth_error_t *err)
 {
     memset (out, 0, sizeof (*out));
@@ -140,7 +150,6 @@ int resolve_submission (const struct target_axis *axis, int nodes,
         return errprintf_code (err, "invalid_request", "min_nodes_allowed "
                                "must be positive (got %d)", min_nodes_allowed);
     char *name = request_name (request);
-    char *wall = request_name (desired_wall_time);
     const struct target *t = NULL;
     int n = nodes;
     char *reason = NULL;
@@ -148,7 +157,8 @@ int resolve_submission (const struct target_axis *axis, int nodes,
 
     /* A request on an axis the machine does not use is ignored. */
     if (name && axis->count > 0)
-        reason = denial (axis, name, nodes, min_nodes_allowed, wall, &t, &n);
+        reason = denial (axis, name, nodes, min_nodes_allowed,
+                         desired_seconds, &t, &n);
     if (!name || axis->count == 0 || reason)
         rc = default_resolution (axis, nodes, min_nodes_allowed, out, err);
     else {
@@ -156,7 +166,6 @@ int resolve_submission (const struct target_axis *axis, int nodes,
         out->nodes = n;
     }
     free (name);
-    free (wall);
     if (rc < 0) {
         free (reason);
         memset (out, 0, sizeof (*out));
@@ -168,6 +177,15 @@ int resolve_submission (const struct target_axis *axis, int nodes,
     return 0;
 }
 
+static void change_free (struct resolve_change *c)
+{
+    free (c->field);
+    free (c->kind);
+    free (c->from);
+    free (c->to);
+    free (c->why);
+}
+
 void resolution_clear (struct resolution *r)
 {
     free (r->scheduler);
@@ -177,30 +195,78 @@ void resolution_clear (struct resolution *r)
     free (r->constraint);
     free (r->gpus_per_node);
     free (r->max_wallclock);
+    free (r->max_wallclock_from);
     free (r->filesystems);
     free (r->wall_time);
+    free (r->wall_time_from);
+    free (r->requested_wall_time);
+    free (r->account);
+    free (r->account_from);
     free (r->reason);
+    for (int i = 0; i < r->nchanges; i++)
+        change_free (&r->changes[i]);
+    free (r->changes);
     memset (r, 0, sizeof (*r));
 }
 
-/* Reasons in the order they are found, joined with "; ". */
-struct reasons {
-    char *text;
+/* Reasons in the order they are found, joined with "; ", and the changes;
+ * `oom` records a failed allocation, reported once at the end. */
+struct job_notes {
+    char *reasons;
+    struct resolve_change *changes;
+    int nchanges;
+    bool oom;
 };
 
-static void reasons_add (struct reasons *rs, const char *reason)
+static void reasons_add (struct job_notes *jn, const char *reason)
 {
     char *joined;
     if (!reason)
         return;
-    if (!rs->text) {
-        rs->text = strdup (reason);
+    if (!jn->reasons) {
+        if (!(jn->reasons = strdup (reason)))
+            jn->oom = true;
         return;
     }
-    if (asprintf (&joined, "%s; %s", rs->text, reason) < 0)
+    if (asprintf (&joined, "%s; %s", jn->reasons, reason) < 0) {
+        jn->oom = true;
         return;
-    free (rs->text);
-    rs->text = joined;
+    }
+    free (jn->reasons);
+    jn->reasons = joined;
+}
+
+static void change_add (struct job_notes *jn, const char *field,
+                        const char *kind, const char *from, const char *to,
+                        long long from_n, long long to_n, const char *why)
+{
+    struct resolve_change *v = realloc (jn->changes, (jn->nchanges + 1)
+                                                     * sizeof (*v));
+    if (!v) {
+        jn->oom = true;
+        return;
+    }
+    jn->changes = v;
+    struct resolve_change *c = &v[jn->nchanges];
+    *c = (struct resolve_change) {
+        .field = strdup (field), .kind = strdup (kind),
+        .from = strdup (from ? from : ""), .to = strdup (to ? to : ""),
+        .from_n = from_n, .to_n = to_n, .why = strdup (why ? why : ""),
+    };
+    if (!c->field || !c->kind || !c->from || !c->to || !c->why) {
+        change_free (c);
+        jn->oom = true;
+        return;
+    }
+    jn->nchanges++;
+}
+
+static void job_notes_free (struct job_notes *jn)
+{
+    free (jn->reasons);
+    for (int i = 0; i < jn->nchanges; i++)
+        change_free (&jn->changes[i]);
+    free (jn->changes);
 }
 
 /* The denial of a scheduler target found on no axis of the machine. */
@@ -233,55 +299,6 @@ static char *target_nowhere (const struct machine_targets *t, bool pbs,
     return rc < 0 ? strdup ("scheduler target not found") : reason;
 }
 
-/* The constraint to use; adds a reason when the request is unknown. */
-static const char *pick_constraint (const struct machine_targets *t,
-                                    const char *request, struct reasons *rs,
-                                    bool *honored)
-{
-    char *name = request_name (request);
-    const char *pick = t->nconstraints ? t->constraints[0] : "";
-    if (name && t->nconstraints) {
-        int i = 0;
-        while (i < t->nconstraints && strcmp (t->constraints[i], name))
-            i++;
-        if (i < t->nconstraints)
-            pick = t->constraints[i];
-        else {
-            char *avail = NULL, *reason = NULL;
-            size_t len = 0;
-            FILE *f = open_memstream (&avail, &len);
-            for (int j = 0; f && j < t->nconstraints; j++)
-                fprintf (f, "%s%s", j ? ", " : "", t->constraints[j]);
-            if (f)
-                fclose (f);
-            if (asprintf (&reason, "constraint '%s' is not available on this "
-                          "machine (available: %s)", name,
-                          avail ? avail : "?") >= 0) {
-                reasons_add (rs, reason);
-                free (reason);
-            }
-            free (avail);
-            *honored = false;
-        }
-    }
-    free (name);
-    return pick;
-}
-
-/* The more restrictive of two limits; an unset side is ignored; ties and
- * unparsable values keep the first (the partition's). */
-static const char *tighter (const char *first, const char *second)
-{
-    int cmp;
-    if (!first)
-        return second;
-    if (!second)
-        return first;
-    if (wallclock_compare (second, first, &cmp) == 0 && cmp < 0)
-        return second;
-    return first;
-}
-
 static char *join_list (char **items, int n, const char *sep)
 {
     char *s = NULL;
@@ -295,9 +312,93 @@ static char *join_list (char **items, int n, const char *sep)
     return s;
 }
 
+/* The constraint to use; notes a denial when the request is unknown and a
+ * dropped request when the machine lists none. */
+static const char *pick_constraint (const struct machine_targets *t,
+                                    const char *request,
+                                    struct job_notes *jn, bool *honored)
+{
+    char *name = request_name (request);
+    const char *pick = t->nconstraints ? t->constraints[0] : "";
+    if (name && !t->nconstraints)
+        change_add (jn, "constraint", "dropped", name, "", -1, -1,
+                    "this machine lists no constraints");
+    else if (name) {
+        int i = 0;
+        while (i < t->nconstraints && strcmp (t->constraints[i], name))
+            i++;
+        if (i < t->nconstraints)
+            pick = t->constraints[i];
+        else {
+            char *avail = join_list (t->constraints, t->nconstraints, ", ");
+            char *reason = NULL;
+            if (asprintf (&reason, "constraint '%s' is not available on this "
+                          "machine (available: %s)", name,
+                          avail ? avail : "?") >= 0) {
+                reasons_add (jn, reason);
+                change_add (jn, "constraint", "denied", name, pick, -1, -1,
+                            reason);
+                free (reason);
+            } else
+                jn->oom = true;
+            free (avail);
+            *honored = false;
+        }
+    }
+    free (name);
+    return pick;
+}
+
+/* A request on an axis the machine does not use: dropped, and said. */
+static void note_dropped (struct job_notes *jn, const char *field,
+                          const char *request, const char *why)
+{
+    char *name = request_name (request);
+    if (name)
+        change_add (jn, field, "dropped", name, "", -1, -1, why);
+    free (name);
+}
+
+/* An axis's answer against what was asked of it: a denial, and a node count
+ * moved into the target's range. */
+static void note_axis (struct job_notes *jn, const struct target_axis *axis,
+                       const char *request, int asked,
+                       const struct axis_resolution *ar)
+{
+    char *name = request_name (request);
+    char why[512];
+    if (ar->reason)
+        change_add (jn, axis->name, "denied", name,
+                    ar->target ? ar->target->name : "", -1, -1, ar->reason);
+    free (name);
+    if (ar->target && ar->nodes != asked) {
+        bool raised = ar->nodes > asked;
+        snprintf (why, sizeof (why), "%s %s takes at %s %d node%s",
+                  axis->name, ar->target->name, raised ? "least" : "most",
+                  ar->nodes, plural (ar->nodes));
+        char a[32], b[32];
+        snprintf (a, sizeof (a), "%d", asked);
+        snprintf (b, sizeof (b), "%d", ar->nodes);
+        change_add (jn, "nodes", raised ? "raised" : "lowered", a, b, asked,
+                    ar->nodes, why);
+    }
+}
+
 static char *dup_or_empty (const char *s)
 {
     return strdup (s ? s : "");
+}
+
+static char *printf_dup (const char *fmt, ...)
+    __attribute__ ((format (printf, 1, 2)));
+static char *printf_dup (const char *fmt, ...)
+{
+    char *s;
+    va_list ap;
+    va_start (ap, fmt);
+    int rc = vasprintf (&s, fmt, ap);
+    va_end (ap);
+    return rc < 0 ? NULL : s;
 }
 
 int resolve_job (const struct machine_targets *t,
@@ -305,15 +406,51 @@ int resolve_job (const struct machine_targets *t,
                  berth_error_t *err)
 {
     struct axis_resolution pr = { 0 }, qr = { 0 };
-    struct reasons rs = { 0 };
+    struct job_notes jn = { 0 };
     bool pbs = t->system && !strcmp (t->system, "pbs");
     bool honored = true;
     char *st = request_name (req->scheduler_target);
-    char *wall = request_name (req->wall_time);
+    char *wall_req = request_name (req->wall_time);
+    char *account = request_name (req->account);
     const char *preq = pbs ? req->queue : req->partition;
     const char *qreq = req->qos;
+    long long wall = -1;
+    char *endp;
+    long gpus;
 
     memset (out, 0, sizeof (*out));
+    if (wall_req && wallclock_read (wall_req, wallclock_dialect_of (t->system),
+                                    &wall) < 0) {
+        errprintf_code (err, "invalid_request", "wall time '%s' is in no form "
+                        "the schedulers take: write " WALLCLOCK_FORMS,
+                        wall_req);
+        goto fail;
+    }
+    errno = 0;
+    gpus = t->gpus_per_node ? strtol (t->gpus_per_node, &endp, 10) : 0;
+    if (t->gpus_per_node && (endp == t->gpus_per_node || *endp || errno
+                             || gpus < 0 || gpus > 1000000)) {
+        errprintf (err, "[parallel] gpus_per_node = '%s' is not a whole "
+                   "number of GPUs", t->gpus_per_node);
+        goto fail;
+    }
+    /* Requests on axes the machine does not use are dropped, and said. */
+    if (pbs) {
+        note_dropped (&jn, "partition", req->partition, "berth resolves a "
+                      "pbs machine's queues, not its partitions");
+        note_dropped (&jn, "qos", req->qos, "a pbs machine has no qos");
+        if (!t->queue.count)
+            note_dropped (&jn, "queue", req->queue, "this machine lists no "
+                          "queues");
+    } else {
+        note_dropped (&jn, "queue", req->queue, "a slurm machine has no "
+                      "queues (partitions and qos instead)");
+        if (!t->partition.count)
+            note_dropped (&jn, "partition", req->partition, "this machine "
+                          "lists no partitions");
+        if (!t->qos.count)
+            note_dropped (&jn, "qos", req->qos, "this machine lists no qos");
+    }
     /* A scheduler target becomes the request on the axis that lists it,
      * unless that axis was asked for explicitly. */
     if (st) {
@@ -326,29 +463,79 @@ int resolve_job (const struct machine_targets *t,
                 qreq = st;
         } else {
             char *reason = target_nowhere (t, pbs, st);
-            reasons_add (&rs, reason);
+            reasons_add (&jn, reason);
+            change_add (&jn, "scheduler_target", "denied", st, "", -1, -1,
+                        reason);
             free (reason);
             honored = false;
         }
     }
-    if (resolve_submission (pbs ? &t->queue : &t->partition, req->nodes,
-                            req->min_nodes_allowed, preq, wall, &pr, err) < 0)
+    const struct target_axis *paxis = pbs ? &t->queue : &t->partition;
+    if (resolve_submission (paxis, req->nodes, req->min_nodes_allowed, preq,
+                            wall, &pr, err) < 0)
         goto fail;
     if (!pbs && resolve_submission (&t->qos, pr.nodes, req->min_nodes_allowed,
                                     qreq, wall, &qr, err) < 0)
         goto fail;
     int nodes = pbs ? pr.nodes : qr.nodes;
-    reasons_add (&rs, pr.reason);
-    reasons_add (&rs, qr.reason);
+    reasons_add (&jn, pr.reason);
+    reasons_add (&jn, qr.reason);
+    note_axis (&jn, paxis, preq, req->nodes, &pr);
+    if (!pbs)
+        note_axis (&jn, &t->qos, qreq, pr.nodes, &qr);
     honored = honored && pr.honored && (pbs || qr.honored);
-    const char *constraint = pick_constraint (t, req->constraint, &rs,
+    const char *constraint = pick_constraint (t, req->constraint, &jn,
                                               &honored);
-    const char *pmax = pr.target ? target_max_wallclock (pr.target, nodes)
-                                 : NULL;
-    const char *qmax = qr.target ? target_max_wallclock (qr.target, nodes)
-                                 : NULL;
-    const char *max = tighter (pmax, qmax);
-    const char *capped = cap_wall_time (wall, max);
+
+    /* The limit: the more restrictive of partition's and qos's at the final
+     * count (an unset side ignored, a tie the partition's). */
+    const struct target *limit_t = NULL;
+    const char *limit_axis = NULL;
+    long long max = -1;
+    long long ps = pr.target ? target_max_seconds (pr.target, nodes) : -1;
+    long long qs = qr.target ? target_max_seconds (qr.target, nodes) : -1;
+    if (ps >= 0)
+        limit_t = pr.target, limit_axis = paxis->name, max = ps;
+    if (qs >= 0 && (max < 0 || qs < max))
+        limit_t = qr.target, limit_axis = "qos", max = qs;
+    char limit[320] = "", wbuf[32], asked[32];
+    if (limit_t)
+        snprintf (limit, sizeof (limit), "the limit of %s %s at %d node%s",
+                  limit_axis, limit_t->name, nodes, plural (nodes));
+
+    out->max_wallclock = dup_or_empty (limit_t ? target_max_wallclock (limit_t,
+                                                                      nodes)
+                                               : NULL);
+    out->max_wallclock_s = max;
+    out->max_wallclock_from = strdup (limit);
+    out->requested_wall_time = dup_or_empty (wall_req);
+    if (wall >= 0 && max >= 0 && wall > max) {
+        char why[512];
+        wallclock_format (wall, asked, sizeof (asked));
+        snprintf (why, sizeof (why), "%s %s allows at most %s on %d node%s",
+                  limit_axis, limit_t->name, out->max_wallclock
+                  ? out->max_wallclock : "?", nodes, plural (nodes));
+        change_add (&jn, "wall_time", "capped", asked,
+                    out->max_wallclock, wall, max, why);
+        out->wall_time = dup_or_empty (out->max_wallclock);
+        out->wall_time_s = max;
+        out->wall_time_from = printf_dup ("capped at %s; %s was asked",
+                                          limit, wall_req);
+    } else if (wall >= 0) {
+        out->wall_time = strdup (wallclock_format (wall, wbuf, sizeof (wbuf)));
+        out->wall_time_s = wall;
+        out->wall_time_from = strcmp (wbuf, wall_req)
+            ? printf_dup ("as asked (%s)", wall_req) : strdup ("as asked");
+    } else if (max >= 0) {
+        out->wall_time = dup_or_empty (out->max_wallclock);
+        out->wall_time_s = max;
+        out->wall_time_from = printf_dup ("%s (no wall time asked for)",
+                                          limit);
+    } else {
+        out->wall_time = strdup ("");
+        out->wall_time_s = -1;
+        out->wall_time_from = strdup ("");
+    }
 
     out->pbs = pbs;
     out->scheduler = dup_or_empty (t->system);
@@ -360,23 +547,33 @@ int resolve_job (const struct machine_targets *t,
         out->qos = dup_or_empty (qr.target ? qr.target->name : NULL);
     }
     out->constraint = dup_or_empty (constraint);
-    out->gpus_per_node = dup_or_empty (t->gpus_per_node);
-    out->max_wallclock = dup_or_empty (max);
+    out->gpus_per_node = dup_or_empty (t->gpus_per_node ? t->gpus_per_node
+                                                        : "0");
+    out->gpus = (int) gpus;
+    out->account = dup_or_empty (account ? account : t->account);
+    out->account_from = strdup (account ? "--account"
+                                : t->account ? "machine default" : "");
     out->requested_nodes = req->nodes;
     out->effective_nodes = nodes;
     out->adjustment = adjustment_of (req->nodes, nodes);
-    out->wall_time = dup_or_empty (capped);
     out->honored = honored;
-    out->reason = rs.text;
-    rs.text = NULL;
+    out->reason = jn.reasons;
+    out->changes = jn.changes;
+    out->nchanges = jn.nchanges;
+    bool oom = jn.oom;
+    jn = (struct job_notes) { 0 };
     axis_resolution_clear (&pr);
     axis_resolution_clear (&qr);
     free (st);
-    free (wall);
-    if (!out->scheduler || (pbs ? !out->queue || !out->filesystems
-                                : !out->partition || !out->qos)
+    free (wall_req);
+    free (account);
+    if (oom || !out->scheduler || (pbs ? !out->queue || !out->filesystems
+                                       : !out->partition || !out->qos)
         || !out->constraint || !out->gpus_per_node || !out->max_wallclock
-        || !out->wall_time || (!honored && !out->reason)) {
+        || !out->max_wallclock_from || !out->wall_time
+        || !out->wall_time_from || !out->requested_wall_time
+        || !out->account || !out->account_from
+        || (!honored && !out->reason)) {
         resolution_clear (out);
         return errprintf (err, "out of memory resolving the request");
     }
@@ -384,53 +581,122 @@ int resolve_job (const struct machine_targets *t,
 fail:
     axis_resolution_clear (&pr);
     axis_resolution_clear (&qr);
-    free (rs.text);
+    job_notes_free (&jn);
     free (st);
-    free (wall);
+    free (wall_req);
+    free (account);
     return -1;
+}
+
+char *resolve_change_text (const struct resolve_change *c)
+{
+    if (!strcmp (c->kind, "dropped"))
+        return printf_dup ("%s '%s' dropped: %s", c->field, c->from, c->why);
+    if (!strcmp (c->kind, "denied"))
+        return printf_dup ("%s '%s' denied, %s: %s", c->field, c->from,
+                           *c->to ? c->to : "none", c->why);
+    return printf_dup ("%s %s -> %s (%s: %s)", c->field, c->from, c->to,
+                       c->kind, c->why);
+}
+
+static json_t *number_or_null (long long n)
+{
+    return n >= 0 ? json_integer (n) : json_null ();
+}
+
+static json_t *changes_to_json (const struct resolution *r)
+{
+    json_t *a = json_array ();
+    for (int i = 0; a && i < r->nchanges; i++) {
+        const struct resolve_change *c = &r->changes[i];
+        json_t *o;
+        if (!strcmp (c->field, "nodes"))
+            o = json_pack ("{s:s s:s s:I s:I s:s}", "field", c->field,
+                           "kind", c->kind, "from", (json_int_t) c->from_n,
+                           "to", (json_int_t) c->to_n, "why", c->why);
+        else if (!strcmp (c->field, "wall_time"))
+            o = json_pack ("{s:s s:s s:s s:s s:I s:I s:s}", "field", c->field,
+                           "kind", c->kind, "from", c->from, "to", c->to,
+                           "from_seconds", (json_int_t) c->from_n,
+                           "to_seconds", (json_int_t) c->to_n, "why", c->why);
+        else
+            o = json_pack ("{s:s s:s s:s s:s s:s}", "field", c->field,
+                           "kind", c->kind, "from", c->from, "to", c->to,
+                           "why", c->why);
+        if (json_array_append_new (a, o) < 0) {
+            json_decref (a);
+            return NULL;
+        }
+    }
+    return a;
 }
 
 json_t *resolution_to_json (const struct resolution *r)
 {
-    if (r->pbs)
-        return json_pack ("{s:s s:s s:s s:s s:s s:s s:i s:i s:s s:s s:b s:s?}",
-                          "scheduler", r->scheduler, "queue", r->queue,
-                          "constraint", r->constraint,
-                          "gpus_per_node", r->gpus_per_node,
-                          "max_wallclock", r->max_wallclock,
-                          "filesystems", r->filesystems,
-                          "requested_nodes", r->requested_nodes,
-                          "effective_nodes", r->effective_nodes,
-                          "adjustment", adjustment_name (r->adjustment),
-                          "wall_time", r->wall_time, "honored", r->honored,
-                          "reason", r->reason);
-    return json_pack ("{s:s s:s s:s s:s s:s s:s s:i s:i s:s s:s s:b s:s?}",
-                      "scheduler", r->scheduler, "partition", r->partition,
-                      "qos", r->qos, "constraint", r->constraint,
-                      "gpus_per_node", r->gpus_per_node,
-                      "max_wallclock", r->max_wallclock,
-                      "requested_nodes", r->requested_nodes,
-                      "effective_nodes", r->effective_nodes,
-                      "adjustment", adjustment_name (r->adjustment),
-                      "wall_time", r->wall_time, "honored", r->honored,
-                      "reason", r->reason);
+    json_t *o = json_object ();
+    json_t *target = r->pbs
+        ? json_pack ("{s:s}", "queue", r->queue)
+        : json_pack ("{s:s s:s}", "partition", r->partition, "qos", r->qos);
+    json_t *rest = json_pack ("{s:s s:s s:s s:i s:s s:o s:s s:s s:s s:o s:s "
+                              "s:i s:i s:s s:b s:s? s:o}",
+                              "constraint", r->constraint,
+                              "account", r->account,
+                              "account_from", r->account_from,
+                              "gpus_per_node", r->gpus,
+                              "max_wallclock", r->max_wallclock,
+                              "max_wallclock_seconds",
+                              number_or_null (r->max_wallclock_s),
+                              "max_wallclock_from", r->max_wallclock_from,
+                              "requested_wall_time", r->requested_wall_time,
+                              "wall_time", r->wall_time,
+                              "wall_time_seconds",
+                              number_or_null (r->wall_time_s),
+                              "wall_time_from", r->wall_time_from,
+                              "requested_nodes", r->requested_nodes,
+                              "effective_nodes", r->effective_nodes,
+                              "adjustment", adjustment_name (r->adjustment),
+                              "honored", r->honored, "reason", r->reason,
+                              "changes", changes_to_json (r));
+    /* in the order people read them: where, then what */
+    if (!o || !target || !rest
+        || json_object_set_new (o, "scheduler", json_string (r->scheduler)) < 0
+        || json_object_update (o, target) < 0
+        || json_object_update (o, rest) < 0
+        || (r->pbs && json_object_set_new (o, "filesystems",
+                                           json_string (r->filesystems)) < 0)) {
+        json_decref (o);
+        o = NULL;
+    }
+    json_decref (target);
+    json_decref (rest);
+    return o;
 }
 
-char *resolution_script (const struct resolution *r,
-                         const struct machine_targets *t)
+char *resolution_script (const struct resolution *r)
 {
     char *s = NULL;
     size_t len = 0;
     FILE *f = open_memstream (&s, &len);
-    const char *time = *r->wall_time ? r->wall_time : r->max_wallclock;
+    const char *time = r->wall_time;
 
     if (!f)
         return NULL;
+    /* Comments first: which limit the time came from, and every change. */
+    if (*time)
+        fprintf (f, "# berth resolve: time %s: %s\n", time, r->wall_time_from);
+    else
+        fprintf (f, "# berth resolve: no time line: none asked for and the "
+                 "machine states no limit\n");
+    for (int i = 0; i < r->nchanges; i++) {
+        char *c = resolve_change_text (&r->changes[i]);
+        fprintf (f, "# berth resolve: changed: %s\n", c ? c : "?");
+        free (c);
+    }
     if (r->pbs) {
         /* PBS has no portable node-feature directive: the constraint is not
          * written. */
-        if (t->account)
-            fprintf (f, "#PBS -A %s\n", t->account);
+        if (*r->account)
+            fprintf (f, "#PBS -A %s\n", r->account);
         if (*r->queue)
             fprintf (f, "#PBS -q %s\n", r->queue);
         fprintf (f, "#PBS -l select=%d\n", r->effective_nodes);
@@ -439,8 +705,8 @@ char *resolution_script (const struct resolution *r,
         if (*r->filesystems)
             fprintf (f, "#PBS -l filesystems=%s\n", r->filesystems);
     } else {
-        if (t->account)
-            fprintf (f, "#SBATCH --account=%s\n", t->account);
+        if (*r->account)
+            fprintf (f, "#SBATCH --account=%s\n", r->account);
         if (*r->partition)
             fprintf (f, "#SBATCH --partition=%s\n", r->partition);
         if (*r->qos)

@@ -33,12 +33,13 @@ struct axis_resolution {
 
 /* Resolve one axis for `nodes` (min_nodes_allowed and nodes positive).
  * `request` is a target name or no request (resolve_no_request);
- * `desired_wall_time` may be NULL. A denied request gives the default
- * resolution with honored false and a reason. Errors: non-positive counts, or
- * no target of the axis keeps min_nodes_allowed nodes. */
+ * `desired_seconds` is the wall time wanted, -1 for none. A denied request
+ * gives the default resolution with honored false and a reason. Errors:
+ * non-positive counts, or no target of the axis keeps min_nodes_allowed
+ * nodes. */
 int resolve_submission (const struct target_axis *axis, int nodes,
                         int min_nodes_allowed, const char *request,
-                        const char *desired_wall_time,
+                        long long desired_seconds,
                         struct axis_resolution *out, berth_error_t *err);
 
 void axis_resolution_clear (struct axis_resolution *r);
@@ -52,7 +53,25 @@ struct resolve_request {
     const char *queue;          /* PBS */
     const char *constraint;
     const char *scheduler_target;
-    const char *wall_time;      /* desired, HH:MM:SS */
+    const char *wall_time;      /* desired, any form wallclock_read takes
+                                 * (a bare number as the machine's
+                                 * scheduler reads it) */
+    const char *account;        /* instead of the machine's default */
+};
+
+/* One thing the answer has other than as asked: a request denied (the
+ * default taken instead), a request on an axis the machine does not use
+ * (dropped), a node count clamped into a target's range, a wall time capped
+ * at a limit. Numbers are -1 where the field has none. */
+struct resolve_change {
+    char *field;                /* "nodes", "wall_time", "partition", "qos",
+                                 * "queue", "constraint", "scheduler_target" */
+    char *kind;                 /* "denied", "dropped", "raised", "lowered",
+                                 * "capped" */
+    char *from;                 /* as asked */
+    char *to;                   /* as answered ("" when dropped) */
+    long long from_n, to_n;     /* nodes, or seconds of a wall time */
+    char *why;
 };
 
 /* The answer. Strings are owned and never NULL except reason; "" where the
@@ -70,27 +89,50 @@ struct resolution {
     int requested_nodes;
     int effective_nodes;
     enum adjustment adjustment;
-    char *wall_time;            /* desired capped at max_wallclock */
+    long long max_wallclock_s;  /* -1: no limit */
+    char *max_wallclock_from;   /* which limit: "qos regular at 4 nodes";
+                                 * "" when none */
+    char *wall_time;            /* desired capped at max_wallclock; the limit
+                                 * itself when none was asked for; "" when
+                                 * neither */
+    long long wall_time_s;      /* -1 with "" */
+    char *wall_time_from;       /* "requested", "capped at <limit>",
+                                 * "<limit>: no wall time asked for", "" */
+    char *requested_wall_time;  /* as given, "" when none */
+    char *account;              /* --account, else the machine's; "" none */
+    char *account_from;         /* "--account", "machine default", "" */
+    int gpus;                   /* gpus_per_node as a number */
     bool honored;               /* every part of the request was honored */
     char *reason;               /* denials joined with "; ", or NULL */
+    struct resolve_change *changes;
+    int nchanges;
 };
+
+/* One change for people: "wall_time 100:00:00 -> 48:00:00 (capped: qos
+ * regular allows at most 48:00:00 on 4 nodes)". Caller frees; NULL when out
+ * of memory. */
+char *resolve_change_text (const struct resolve_change *c);
 
 /* Resolve a whole request on a machine: the Slurm scheme (partition, qos,
  * constraint) unless the system is pbs (queue, constraint, filesystems).
- * On error *out is left cleared. */
+ * Every change from the request is listed in out->changes. A wall time in
+ * none of the schedulers' forms is an error naming the forms. On error *out
+ * is left cleared. */
 int resolve_job (const struct machine_targets *t,
                  const struct resolve_request *req, struct resolution *out,
                  berth_error_t *err);
 
 void resolution_clear (struct resolution *r);
 
-/* Every field of the resolution; the field set depends on the scheduler. */
+/* Every field of the resolution, numbers as numbers; the field set depends
+ * on the scheduler. "changes" lists {field, kind, from, to, why} with
+ * from/to numbers for nodes and, for wall times, from_seconds/to_seconds. */
 json_t *resolution_to_json (const struct resolution *r);
 
-/* Job-script header lines (#SBATCH or #PBS, each ending in '\n') for the
- * account, partition or queue, qos, constraint, nodes and time (the wall time,
- * else the limit). Caller frees; NULL when out of memory. */
-char *resolution_script (const struct resolution *r,
-                         const struct machine_targets *t);
+/* Job-script header: a comment line saying where the time came from and one
+ * per change, then #SBATCH or #PBS lines (each ending in '\n') for the
+ * account, partition or queue, qos, constraint, nodes and time. Caller
+ * frees; NULL when out of memory. */
+char *resolution_script (const struct resolution *r);
 
 #endif

@@ -84,15 +84,61 @@ static int check_min (struct cut *c, const char *name, long long target,
     return 0;
 }
 
-static const char *span_hint (bool span)
-{
-    return span ? ""
-                : "; set may_span_nodes to let it use more than one node";
-}
-
 static const char *plural (long long n)
 {
     return n == 1 ? "" : "s";
+}
+
+/* The fixes that work for a step refused for want of room, appended to the
+ * refusal: spanning, where more than one node could take it (never for a
+ * local step, which runs on the daemon's node); asking for no more than
+ * fits where something does, with the minimum that lets berthd cut it.
+ * Protocol field names: the CLI shows them as its options. */
+struct hint {
+    bool span;                /* spanning nodes would help */
+    const char *min;          /* the minimum's field, "min_cores"; NULL: none */
+    int min_given;            /* the request stated it: 0 no, 1 below its
+                                 target, 2 equal to it (no cut wanted) */
+    long long most;           /* the most that fits; < 1: nothing does */
+    const char *unit;         /* "core", "task", "GPU"; NULL: MB */
+    const char *where;        /* "one node", "the allocation" */
+};
+
+/* hint.min_given for a minimum as the request stated it (STEP_UNSET: not)
+ * and its target as stated (STEP_UNSET: the default, dflt). */
+static int stated (long long min, long long target, long long dflt)
+{
+    if (min == STEP_UNSET)
+        return 0;
+    return min == (target == STEP_UNSET ? dflt : target) ? 2 : 1;
+}
+
+static const char *hint_text (const struct hint *h, char *buf, size_t size)
+{
+    int n = 0;
+    buf[0] = '\0';
+    if (h->span)
+        n = snprintf (buf, size, "; with may_span_nodes it may use more than "
+                      "one node");
+    if (n < 0 || (size_t) n >= size || !h->min || h->most < 1)
+        return buf;
+    char what[64];
+    if (h->unit)
+        snprintf (what, sizeof (what), "%lld %s%s fit%s", h->most, h->unit,
+                  plural (h->most), h->most == 1 ? "s" : "");
+    else
+        snprintf (what, sizeof (what), "%lld MB fit", h->most);
+    if (h->min_given == 2)
+        snprintf (buf + n, size - n, "; at most %s %s: ask for no more", what,
+                  h->where);
+    else if (h->min_given)
+        snprintf (buf + n, size - n, "; at most %s %s: lower %s to %lld",
+                  what, h->where, h->min, h->most);
+    else
+        snprintf (buf + n, size - n, "; at most %s %s: ask for no more, or "
+                  "give %s %lld to let berthd cut it", what, h->where, h->min,
+                  h->most);
+    return buf;
 }
 
 int step_cut_to_fit (const struct step_request *req,
@@ -108,10 +154,11 @@ int step_cut_to_fit (const struct step_request *req,
         warn[0] = '\0';
     if (cap->nodes < 1 || cap->cores_per_node < 1 || cap->gpus_per_node < 0)
         return errprintf_code (err, "invalid_request",
-                               "%s: the allocation has %d node%s of %d cores "
-                               "and %d GPUs: nothing to place on", c.name,
+                               "%s: the allocation has %d node%s of %d core%s "
+                               "and %d GPU%s: nothing to place on", c.name,
                                cap->nodes, plural (cap->nodes),
-                               cap->cores_per_node, cap->gpus_per_node);
+                               cap->cores_per_node, plural (cap->cores_per_node),
+                               cap->gpus_per_node, plural (cap->gpus_per_node));
 
     /* Shape and its minimums. */
     bool mpi = req->ntasks != STEP_UNSET;
@@ -212,16 +259,24 @@ int step_cut_to_fit (const struct step_request *req,
     long long nodes = span ? cap->nodes : 1, cpn = cap->cores_per_node;
     long long gpn = cap->gpus_per_node;
     const char *where = span ? "the allocation" : "one node";
+    /* spanning helps only where there is another node to use */
+    bool span_helps = !span && !req->local && cap->nodes > 1;
+    char hint[300];
 
     /* 2. A process's cores are on one node. */
     if (mpi) {
         if (cpt > cpn)
             cpt = cpn;
         if (cpt < min_cpt)
-            return refuse (&c, "needs %lld cores for each task (min_"
-                           "cpus_per_task) but a node holds %lld cores, and a "
-                           "process cannot use cores on another node",
-                           min_cpt, cpn);
+            return refuse (&c, "needs %lld core%s for each task (min_"
+                           "cpus_per_task) but a node holds %lld core%s, and "
+                           "a process cannot use cores on another node%s",
+                           min_cpt, plural (min_cpt), cpn, plural (cpn),
+                           hint_text (&(struct hint) {
+                               false, "min_cpus_per_task",
+                               stated (req->min_cpus_per_task,
+                                       req->cpus_per_task, 1), cpn,
+                               "core", "per task" }, hint, sizeof (hint)));
     }
 
     /* 3. Tasks (or cores) bounded by what the allocation or a node holds. */
@@ -231,20 +286,32 @@ int step_cut_to_fit (const struct step_request *req,
         if (ntasks > most)
             ntasks = most;
         if (ntasks < min_tasks)
-            return refuse (&c, "needs %lld tasks x %lld cores = %lld cores, "
-                           "but %s holds %lld tasks of %lld cores (%lld "
-                           "node%s x %lld cores)%s", min_tasks, cpt,
-                           min_tasks * cpt, where, most, cpt, nodes,
-                           plural (nodes), cpn, span_hint (span));
+            return refuse (&c, "needs %lld task%s x %lld core%s = %lld "
+                           "core%s, but %s holds %lld task%s of %lld core%s "
+                           "(%lld node%s x %lld core%s)%s", min_tasks,
+                           plural (min_tasks), cpt, plural (cpt),
+                           min_tasks * cpt, plural (min_tasks * cpt), where,
+                           most, plural (most), cpt, plural (cpt), nodes,
+                           plural (nodes), cpn, plural (cpn),
+                           hint_text (&(struct hint) {
+                               span_helps, "min_tasks",
+                               stated (req->min_tasks, req->ntasks, 1), most,
+                               "task",
+                               where }, hint, sizeof (hint)));
     } else {
         long long most = nodes * cpn;
         if (cpt > most)
             cpt = most;
         if (cpt < min_cpt)
-            return refuse (&c, "needs %lld cores, but %s holds %lld cores "
-                           "(%lld node%s x %lld cores)%s", min_cpt, where,
-                           most, nodes, plural (nodes), cpn,
-                           span_hint (span));
+            return refuse (&c, "needs %lld core%s, but %s holds %lld core%s "
+                           "(%lld node%s x %lld core%s)%s", min_cpt,
+                           plural (min_cpt), where, most, plural (most),
+                           nodes, plural (nodes), cpn, plural (cpn),
+                           hint_text (&(struct hint) {
+                               span_helps, "min_cores",
+                               stated (req->min_cores, req->cores, 1), most,
+                               "core",
+                               where }, hint, sizeof (hint)));
     }
 
     /* 4. GPUs keep their ratio to tasks, and are cut once. */
@@ -269,16 +336,29 @@ int step_cut_to_fit (const struct step_request *req,
             if (g > avail)
                 g = avail;
         }
+        /* the deprecated per-task form names no min_gpus to give */
+        bool total = req->gpus_per_task == STEP_UNSET;
         if (g < min_gpus)
             return refuse (&c, "needs %lld GPU%s, but %s holds %lld (%lld "
                            "node%s x %lld)%s", min_gpus, plural (min_gpus),
                            where, avail, nodes, plural (nodes), gpn,
-                           span_hint (span));
+                           hint_text (&(struct hint) {
+                               span_helps, total ? "min_gpus" : NULL,
+                               stated (req->min_gpus, req->gpus, 0), avail,
+                               "GPU",
+                               where }, hint, sizeof (hint)));
         if (ntasks < min_tasks)
-            return refuse (&c, "needs %lld tasks with %lld GPUs for %lld "
-                           "tasks, but the %lld GPUs %s holds serve only %lld "
-                           "tasks at that ratio%s", min_tasks, gpus,
-                           orig_tasks, avail, where, ntasks, span_hint (span));
+            return refuse (&c, "needs %lld task%s with %lld GPU%s for %lld "
+                           "task%s, but the %lld GPU%s %s holds serve only "
+                           "%lld task%s at that ratio%s", min_tasks,
+                           plural (min_tasks), gpus, plural (gpus),
+                           orig_tasks, plural (orig_tasks), avail,
+                           plural (avail), where, ntasks, plural (ntasks),
+                           hint_text (&(struct hint) {
+                               span_helps, "min_tasks",
+                               stated (req->min_tasks, req->ntasks, 1), ntasks,
+                               "task",
+                               where }, hint, sizeof (hint)));
         gpus = g;
     }
 
@@ -294,8 +374,13 @@ int step_cut_to_fit (const struct step_request *req,
             memory = most;
         if (memory < min_memory)
             return refuse (&c, "needs %lld MB of memory, but %s holds %lld MB "
-                           "for %lld cores (%lld MB per node)%s", min_memory,
-                           where, most, cores, mpn, span_hint (span));
+                           "for %lld core%s (%lld MB per node)%s", min_memory,
+                           where, most, cores, plural (cores), mpn,
+                           hint_text (&(struct hint) {
+                               span_helps, "min_memory",
+                               stated (req->min_memory, req->memory,
+                                       req->min_memory), most, NULL,
+                               where }, hint, sizeof (hint)));
     }
 
     out->mpi = mpi;

@@ -107,9 +107,20 @@ static void bins_free (struct target_bin *bins, int n)
     free (bins);
 }
 
+/* A limit as HH:MM:SS in a new string, from any form the scheduler takes. */
+static int clock_read (const char *text, enum wallclock_dialect d,
+                       char **clock, long long *secs)
+{
+    char buf[32];
+    if (wallclock_read (text, d, secs) < 0)
+        return -1;
+    *clock = strdup (wallclock_format (*secs, buf, sizeof (buf)));
+    return *clock ? 0 : -1;
+}
+
 int target_bins_parse (const char *section, const char *text,
-                       struct target_bin **bins, int *count,
-                       berth_error_t *err)
+                       enum wallclock_dialect d, struct target_bin **bins,
+                       int *count, berth_error_t *err)
 {
     char **entries;
     int n;
@@ -127,7 +138,6 @@ int target_bins_parse (const char *section, const char *text,
     }
     for (int i = 0; i < n; i++) {
         char *colon = strchr (entries[i], ':');
-        long long secs;
         char *bound = NULL, *clock = NULL;
         if (colon) {
             *colon = '\0';
@@ -136,10 +146,11 @@ int target_bins_parse (const char *section, const char *text,
             *colon = ':';
         }
         if (!bound || !clock || parse_positive (bound, &b[i].bound) < 0
-            || wallclock_parse (clock, &secs) < 0) {
+            || clock_read (clock, d, &b[i].clock, &b[i].seconds) < 0) {
             errprintf (err, "[%s] max_wallclock_bins: malformed entry '%s'; "
-                       "each entry is 'NODES: HH:MM:SS' with NODES a positive "
-                       "integer", section, entries[i]);
+                       "each entry is 'NODES: CLOCK' with NODES a positive "
+                       "integer and CLOCK one of " WALLCLOCK_FORMS, section,
+                       entries[i]);
             free (bound);
             free (clock);
             bins_free (b, n);
@@ -147,7 +158,7 @@ int target_bins_parse (const char *section, const char *text,
             return -1;
         }
         free (bound);
-        b[i].clock = clock;
+        free (clock);
     }
     strv_free (entries, n);
     /* Insertion sort: stable, so equal bounds keep their written order. */
@@ -197,13 +208,15 @@ static int section_nodes (struct config *cfg, const char *section,
     return 0;
 }
 
-/* Fill t (name already set) from [<axis>.<name>], when that section exists. */
+/* Fill t (name already set) from [<axis>.<name>], when that section exists;
+ * limits are read as dialect d reads them. */
 static int target_read (struct config *cfg, const char *axis, struct target *t,
-                        berth_error_t *err)
+                        enum wallclock_dialect d, berth_error_t *err)
 {
     char section[512];
     char *bins = NULL;
 
+    t->max_wallclock_s = -1;
     snprintf (section, sizeof (section), "%s.%s", axis, t->name);
     if (!config_has_section (cfg, section))
         return 0;
@@ -222,8 +235,21 @@ static int target_read (struct config *cfg, const char *axis, struct target *t,
         return errprintf (err, "[%s] sets both max_wallclock and "
                           "max_wallclock_bins; keep only one", section);
     }
+    if (t->max_wallclock) {
+        char *raw = t->max_wallclock;
+        t->max_wallclock = NULL;
+        if (clock_read (raw, d, &t->max_wallclock, &t->max_wallclock_s) < 0) {
+            errprintf (err, "[%s] max_wallclock = '%s' is not a wall time: "
+                       "write " WALLCLOCK_FORMS ", or leave it empty",
+                       section, raw);
+            free (raw);
+            return -1;
+        }
+        free (raw);
+    }
     if (bins) {
-        int rc = target_bins_parse (section, bins, &t->bins, &t->nbins, err);
+        int rc = target_bins_parse (section, bins, d, &t->bins, &t->nbins,
+                                    err);
         free (bins);
         return rc;
     }
@@ -232,7 +258,8 @@ static int target_read (struct config *cfg, const char *axis, struct target *t,
 
 static int axis_load (struct config *cfg, const char *compsec,
                       const char *axis, const char *key,
-                      struct target_axis *a, berth_error_t *err)
+                      enum wallclock_dialect d, struct target_axis *a,
+                      berth_error_t *err)
 {
     char **names;
     int n;
@@ -247,7 +274,7 @@ static int axis_load (struct config *cfg, const char *compsec,
     for (int i = 0; i < n; i++) {
         a->targets[i].name = names[i];
         a->count = i + 1;
-        if (target_read (cfg, axis, &a->targets[i], err) < 0) {
+        if (target_read (cfg, axis, &a->targets[i], d, err) < 0) {
             for (int j = i + 1; j < n; j++)
                 free (names[j]);
             free (names);
@@ -323,11 +350,13 @@ int targets_load (struct config *cfg, const char *compiler,
     if (parallel_get (cfg, compsec, "system", &t->system, err) < 0
         || parallel_get (cfg, compsec, "account", &t->account, err) < 0
         || parallel_get (cfg, compsec, "gpus_per_node", &t->gpus_per_node,
-                         err) < 0
-        || axis_load (cfg, compsec, "partition", "partitions", &t->partition,
-                      err) < 0
-        || axis_load (cfg, compsec, "qos", "qos", &t->qos, err) < 0
-        || axis_load (cfg, compsec, "queue", "queues", &t->queue, err) < 0
+                         err) < 0)
+        goto fail;
+    enum wallclock_dialect d = wallclock_dialect_of (t->system);
+    if (axis_load (cfg, compsec, "partition", "partitions", d, &t->partition,
+                   err) < 0
+        || axis_load (cfg, compsec, "qos", "qos", d, &t->qos, err) < 0
+        || axis_load (cfg, compsec, "queue", "queues", d, &t->queue, err) < 0
         || parallel_list (cfg, compsec, "constraints", &t->constraints,
                           &t->nconstraints, err) < 0
         || parallel_list (cfg, compsec, "filesystems", &t->filesystems,
@@ -378,14 +407,26 @@ int target_clamp (const struct target *t, int nodes)
     return nodes;
 }
 
-const char *target_max_wallclock (const struct target *t, int nodes)
+/* The bin that applies at `nodes` (the first bound >= nodes, above every
+ * bound the last), or NULL when the target has no bins. */
+static const struct target_bin *bin_at (const struct target *t, int nodes)
 {
-    if (t->nbins == 0)
-        return t->max_wallclock;
     for (int i = 0; i < t->nbins; i++)
         if (t->bins[i].bound >= nodes)
-            return t->bins[i].clock;
-    return t->bins[t->nbins - 1].clock;
+            return &t->bins[i];
+    return t->nbins ? &t->bins[t->nbins - 1] : NULL;
+}
+
+const char *target_max_wallclock (const struct target *t, int nodes)
+{
+    const struct target_bin *b = bin_at (t, nodes);
+    return b ? b->clock : t->max_wallclock;
+}
+
+long long target_max_seconds (const struct target *t, int nodes)
+{
+    const struct target_bin *b = bin_at (t, nodes);
+    return b ? b->seconds : t->max_wallclock_s;
 }
 
 const struct target *target_axis_find (const struct target_axis *axis,

@@ -9,20 +9,24 @@
 
 #include "config.h"
 #include "error.h"
+#include "wallclock.h"
 
 struct machine;
 
 /* One entry of max_wallclock_bins: up to `bound` nodes, `clock` applies. */
 struct target_bin {
     int bound;
-    char *clock;
+    char *clock;             /* HH:MM:SS, whatever form the file used */
+    long long seconds;
 };
 
 struct target {
     char *name;
     int min_nodes;           /* 0: unset */
     int max_nodes;           /* 0: unset */
-    char *max_wallclock;     /* raw text; NULL: unset (or bins used) */
+    char *max_wallclock;     /* HH:MM:SS, whatever form the file used;
+                              * NULL: unset (or bins used) */
+    long long max_wallclock_s; /* the same in seconds; -1: unset */
     struct target_bin *bins; /* sorted by bound, ascending; NULL when none */
     int nbins;
 };
@@ -67,10 +71,12 @@ int targets_load_machine (struct machine *m, struct machine_targets **out,
 void targets_destroy (struct machine_targets *t);
 
 /* Parse a max_wallclock_bins value ("91: 02:00:00, 183: 06:00:00") into bins
- * sorted by bound; `section` names the section in messages. */
+ * sorted by bound; each clock in any form the scheduler takes
+ * (wallclock_read, bare numbers as dialect d reads them), kept as HH:MM:SS.
+ * `section` names the section in messages. */
 int target_bins_parse (const char *section, const char *text,
-                       struct target_bin **bins, int *count,
-                       berth_error_t *err);
+                       enum wallclock_dialect d, struct target_bin **bins,
+                       int *count, berth_error_t *err);
 
 /* nodes clamped into the target's [min_nodes, max_nodes]. */
 int target_clamp (const struct target *t, int nodes);
@@ -78,6 +84,9 @@ int target_clamp (const struct target *t, int nodes);
 /* The target's wall-clock limit at `nodes` (bins: the first bound >= nodes,
  * above every bound the last), or NULL when it has none. */
 const char *target_max_wallclock (const struct target *t, int nodes);
+
+/* The same in seconds; -1 when it has none. */
+long long target_max_seconds (const struct target *t, int nodes);
 
 /* The target called `name` on the axis, or NULL. */
 const struct target *target_axis_find (const struct target_axis *axis,

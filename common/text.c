@@ -77,3 +77,24 @@ void text_buf_int (struct text_buf *b, long long v)
         *--p = '-';
     text_buf_put (b, p, (size_t) (d + sizeof (d) - p));
 }
+
+size_t text_utf8_chars (const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char) *s & 0xC0) != 0x80;
+    return n;
+}
+
+size_t text_utf8_prefix (const char *s, size_t chars)
+{
+    size_t i = 0, n = 0;
+    for (; s[i]; i++) {
+        if (((unsigned char) s[i] & 0xC0) != 0x80) {
+            if (n == chars)
+                break;
+            n++;
+        }
+    }
+    return i;
+}

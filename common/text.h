@@ -15,6 +15,11 @@ char *text_trim_dup (const char *text);
 /* The first line of text (a command's output), trimmed, into buf. */
 void text_first_line (const char *text, char *buf, size_t size);
 
+/* UTF-8 text in characters (terminal cells and SVG glyphs count one per
+ * character here): how many s holds, and the bytes of its first `chars`. */
+size_t text_utf8_chars (const char *s);
+size_t text_utf8_prefix (const char *s, size_t chars);
+
 /* A growing string for writing JSON lines without printf, always ending in
  * a NUL. Once bad (memory ran out, or a writer gave up on a value), nothing
  * more is added. Start it zeroed; the caller frees s. */

@@ -24,6 +24,7 @@
 #include "berthd.h"
 #include "launcher_probe.h"
 #include "sockdir.h"
+#include "socket_path.h"
 
 static const char usage_text[] =
 "usage: berthd [options]\n"
@@ -33,6 +34,9 @@ static const char usage_text[] =
 "  --machine NAME            machine config to use (default: detected)\n"
 "  --config FILE             extra config file, layered last (repeatable)\n"
 "  --compiler NAME           compiler section of the machine config\n"
+"  --machine-path DIR        look for NAME.cfg in DIR before the shipped\n"
+"                            machines (repeatable, in order; then the colon\n"
+"                            list BERTH_MACHINE_PATH)\n"
 "  --socket PATH             socket to listen on (default: per user and job,\n"
 "                            $XDG_RUNTIME_DIR/berth/<job>.sock or\n"
 "                            /tmp/berth-<uid>/<job>.sock)\n"
@@ -40,8 +44,10 @@ static const char usage_text[] =
 "                            default socket, <job>.state); created 0700\n"
 "  --foreground              stay in the foreground (systemd, tests)\n"
 "  --detach                  run in the background once ready (default)\n"
-"  --print-env               once ready print `export BERTH_SOCKET=...` for\n"
-"                            eval; on failure print a line that fails\n"
+"                            Either way, once ready berthd prints\n"
+"                            `export BERTH_SOCKET=...` for eval.\n"
+"  --print-env               on failure, print a line that fails when\n"
+"                            evaluated (for eval \"$(berthd --print-env)\")\n"
 "  --max-connections N       open connections at once (default 1024)\n"
 "  --max-leases N            connection-bound leases per connection\n"
 "                            (default 1024)\n"
@@ -50,9 +56,12 @@ static const char usage_text[] =
 "  --starvation-seconds T    ... or has waited T seconds (default 600)\n"
 "  --drain-timeout T         on shutdown, wait at most T seconds for leases\n"
 "                            to end before ending them (default 60)\n"
-"  --reclaim-grace T         after a crash, free restored connection-bound\n"
-"                            leases not reclaimed or released within T seconds\n"
-"                            (default 30)\n"
+"  --reclaim-grace T         after a crash, restored connection-bound leases\n"
+"                            are held while their holder processes live; one\n"
+"                            whose holder cannot be watched (another pid\n"
+"                            namespace) is freed unless reclaimed within T\n"
+"                            seconds (default 30), as are waiting requests'\n"
+"                            places unless sent again\n"
 "  --journal-records N       compact the journal once it holds N records and\n"
 "                            4 times as many as there are leases (default 4096)\n"
 "  --deadline-policy P       a request whose duration runs past the job's\n"
@@ -113,7 +122,7 @@ void berthd_check_drained (struct berthd *d)
 /* ---- options ---- */
 
 enum {
-    OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_SOCKET, OPT_STATE_DIR,
+    OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_MACHINE_PATH, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
     OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL,
     OPT_DEADLINE, OPT_STALL, OPT_SPIN, OPT_HELP,
@@ -124,6 +133,7 @@ static const struct option long_options[] = {
     { "machine", required_argument, NULL, OPT_MACHINE },
     { "config", required_argument, NULL, OPT_CONFIG },
     { "compiler", required_argument, NULL, OPT_COMPILER },
+    { "machine-path", required_argument, NULL, OPT_MACHINE_PATH },
     { "socket", required_argument, NULL, OPT_SOCKET },
     { "state-dir", required_argument, NULL, OPT_STATE_DIR },
     { "foreground", no_argument, NULL, OPT_FOREGROUND },
@@ -175,6 +185,8 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
                           berth_error_t *err)
 {
     static const char *configs[64];
+    static const char *mpath[33];
+    int nmpath = 0;
     int nconfigs = 0, c;
     bool detach = false;
     *cfg = (struct berthd_config) {
@@ -195,6 +207,12 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
             configs[nconfigs++] = optarg;
             break;
         case OPT_COMPILER: cfg->compiler = optarg; break;
+        case OPT_MACHINE_PATH:
+            if (nmpath == 32)
+                return errprintf (err, "at most 32 --machine-path "
+                                  "directories");
+            mpath[nmpath++] = optarg;
+            break;
         case OPT_SOCKET: cfg->socket_path = optarg; break;
         case OPT_STATE_DIR: cfg->state_dir = optarg; break;
         case OPT_FOREGROUND: cfg->foreground = true; break;
@@ -260,6 +278,8 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         return errprintf (err, "--detach and --foreground contradict each "
                           "other; give one");
     configs[nconfigs] = NULL;
+    mpath[nmpath] = NULL;
+    cfg->machine_path = mpath;
     return 0;
 }
 
@@ -299,13 +319,12 @@ static void print_env_failure (const char *msg)
     free (q);
 }
 
-static void print_ready (const struct berthd_config *cfg, const char *path)
+/* The same line with or without --print-env: evaluated either way, it must
+ * export the socket, or the berth commands the shell starts do not see it. */
+static void print_ready (const char *path)
 {
     char *q = shell_quote (path);
-    if (cfg->print_env)
-        printf ("export BERTH_SOCKET=%s\n", q ? q : path);
-    else
-        printf ("BERTH_SOCKET=%s\n", q ? q : path);
+    printf ("export BERTH_SOCKET=%s\n", q ? q : path);
     fflush (stdout);
     free (q);
 }
@@ -411,12 +430,14 @@ static const char *account_name (void)
 static int start (struct berthd *d, int *code, berth_error_t *err)
 {
     struct machine_options mo = { d->cfg.machine, d->cfg.configs,
-                                  d->cfg.compiler };
+                                  d->cfg.compiler, d->cfg.machine_path };
     struct allocation_env aenv = { .refuse_stale = true,
                                    .user_lookup = account_name };
     *code = BERTHD_EXIT_RUNTIME;
     if (machine_load (&mo, &d->machine, err) < 0)
         return -1;
+    if (d->machine->compiler_warning)
+        log_msg (LOG_WARNING, "%s", d->machine->compiler_warning);
     if (allocation_discover (&d->machine->par, d->machine->name, &aenv,
                              &d->alloc, err) < 0) {
         *code = exit_code_for (err->code);
@@ -432,7 +453,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
                   d->cfg.socket_path);
     else {
         char dir[sizeof (d->socket_path)];
-        if (sockdir_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
+        if (socket_default_path (getenv ("XDG_RUNTIME_DIR"), getuid (),
                                   d->alloc->job_id, d->socket_path,
                                   sizeof (d->socket_path), err) < 0)
             return -1;
@@ -482,6 +503,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
             return errprintf (err, "cannot install signal handlers");
     if (notify_init (d) < 0)
         return errprintf (err, "out of memory setting up sd_notify");
+    events_allocation (d);
     if (journal_restore_leases (d, err) < 0 || server_listen (d, err) < 0)
         return -1;
     d->started = now_wall ();
@@ -552,7 +574,7 @@ static int wait_ready (int fd, pid_t child, const struct berthd_config *cfg)
         return code;
     }
     if (code == 0) {
-        print_ready (cfg, buf + off);
+        print_ready (buf + off);
         return 0;
     }
     if (cfg->print_env)
@@ -634,7 +656,7 @@ int main (int argc, char **argv)
         log_to_file (logpath);
     }
     else
-        print_ready (&d.cfg, d.socket_path);
+        print_ready (d.socket_path);
     berthd_loop (&d);
     code = d.exit_code;
     teardown (&d);

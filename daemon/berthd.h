@@ -15,6 +15,7 @@
 
 #include "allocation.h"
 #include "codec.h"
+#include "launch_fit.h"
 #include "deadline.h"
 #include "error.h"
 #include "idmap.h"
@@ -37,6 +38,7 @@ struct berthd_config {
     const char *machine;
     const char **configs;         /* NULL-terminated */
     const char *compiler;
+    const char *const *machine_path; /* --machine-path dirs, NULL-terminated */
     const char *socket_path;      /* NULL: the default for the job */
     const char *state_dir;        /* NULL: beside the default socket */
     bool foreground, print_env;
@@ -103,6 +105,11 @@ struct berthd {
     struct evbuffer *events_buf;  /* events not yet in the log */
     struct event *events_ev;      /* writes them out soon */
     json_t *journal_live;         /* grant records to restore at start */
+    json_t *journal_waits;        /* and wait records, as places */
+    struct place *places;         /* places not yet taken back */
+    int nplaces;
+    uint64_t next_wait;           /* the next wait record's id */
+    struct event *places_ev;      /* drops them after the reclaim grace */
     int *journal_lines;           /* and their line numbers */
     double journal_opened;        /* monotonic, for the restore time */
     struct event *compact_ev;
@@ -136,6 +143,9 @@ struct conn {
     uint64_t serial;
     pid_t pid;
     uid_t uid;
+    uint64_t start;               /* the peer's start time (pidstart.h), read
+                                     at its first grant; 0: unknown */
+    bool start_read;
     bool dead;                    /* to be freed from the deferred event */
     bool closing;                 /* read no more; free once written */
     bool processing;              /* conn_process is reading its lines */
@@ -168,6 +178,20 @@ struct pending {
     uint64_t ticket;              /* 0 while not queued */
     struct event *timer;          /* its wait timeout */
     double added;                 /* monotonic */
+    uint64_t wait_id;             /* its journaled wait record; 0: none */
+    bool resumed;                 /* took back a place from before a restart */
+    double since;                 /* wall clock: when it first arrived (before
+                                     a restart, for a resumed one) */
+};
+
+/* A request that waited when berthd went away, as the journal recorded it:
+ * an acquire with "resume" from the same process takes its place back. */
+struct place {
+    uint64_t wait_id;
+    double since;                 /* wall clock */
+    pid_t pid;
+    uint64_t start;               /* 0: unknown */
+    uid_t uid;
 };
 
 struct lease {
@@ -184,14 +208,26 @@ struct lease {
     struct env_set_item *env;
     int nenv;
     pid_t peer_pid, owner_pid;
+    uint64_t peer_start;          /* the holder's start time (pidstart.h);
+                                     0: unknown */
     uid_t uid;
     double granted;               /* wall clock */
+    double reclaim_by;            /* wall clock: a restored lease whose holder
+                                     cannot be watched is freed then unless
+                                     reclaimed; < 0: none */
     double expires;               /* wall clock; < 0: no ttl */
     struct event *ttl_ev, *owner_ev, *grace_ev;
     int pidfd;                    /* -1: none */
     pid_t watched;                /* the process whose exit ends the lease:
                                      its owner, or after a restart the holder
                                      of an orphaned lease; 0: none */
+    json_t *request;              /* the id of the request it answered, so
+                                     that one sent again after a restart
+                                     whose reply the crash swallowed gets
+                                     it (NULL: unknown) */
+    uint64_t watched_start;       /* its start time, checked by the poll
+                                     (a reused pid is a gone holder); 0: not
+                                     checked */
     bool polled;                  /* watched is checked by the 1 s poll */
     struct lease *cprev, *cnext;  /* in conn->leases */
 };
@@ -241,6 +277,10 @@ void dispatch_shutdown (struct berthd *d, bool force);
 void handle_acquire (struct conn *c, struct proto_request *req);
 void handle_release (struct conn *c, struct proto_request *req);
 void handle_reclaim (struct conn *c, struct proto_request *req);
+void handle_placed (struct conn *c, struct proto_request *req);
+/* A local step that the scheduler places (SCHEDULER mode): launched
+ * through srun on berthd's node instead of bound by its client. */
+bool lease_local_launched (const struct berthd *d, const struct lease *ls);
 int lease_grant (struct berthd *d, struct pending *p, uint64_t lease_id,
                  berth_error_t *err);
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);
@@ -250,6 +290,14 @@ struct lease *lease_lookup (struct berthd *d, const char *name);
 /* End ls when process pid exits (pid <= 0: nothing to watch). 0: watched;
  * 1: pid is already gone; -1: out of resources. */
 int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid);
+/* After a restart: hold an orphaned connection-bound lease for as long as
+ * its holder (peer_pid, and peer_start when known) lives. 0: watched; 1:
+ * the holder is gone (or its pid now names another process); 2: it cannot
+ * be watched (no pid: another pid namespace's peer; no pidfd and no /proc
+ * entry); -1: out of resources. */
+int lease_watch_holder (struct berthd *d, struct lease *ls);
+/* The start time of c's peer, read once (0: unknown). */
+uint64_t conn_peer_start (struct conn *c);
 void lease_unwatch (struct berthd *d, struct lease *ls);
 int lease_arm_ttl (struct berthd *d, struct lease *ls);
 void lease_free (struct berthd *d, struct lease *ls);
@@ -295,6 +343,7 @@ void events_reopen (struct berthd *d);
 void events_close (struct berthd *d);
 void events_flush (struct berthd *d);     /* the log up to date, now */
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
+void events_allocation (struct berthd *d);   /* the "allocation" event */
 void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
 int events_history (struct berthd *d, struct conn *c);
 
@@ -307,10 +356,23 @@ int events_history (struct berthd *d, struct conn *c);
 int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
 int journal_grant (struct berthd *d, const struct lease *ls,
-                   const struct lease_text *lt, berth_error_t *err);
+                   const struct lease_text *lt, uint64_t wait,
+                   const char *request, berth_error_t *err);
+/* A request that waits in the queue (p->wait_id is set; not recorded when
+ * the journal cannot be written: it then only loses its place in a
+ * restart), and one that left it ungranted (p->wait_id cleared). */
+void journal_wait (struct berthd *d, struct pending *p);
+void journal_unwait (struct berthd *d, struct pending *p);
+/* The place of c's process's earliest request that waited when berthd went
+ * away, taken (0), or -1 when it has none. */
+int journal_take_place (struct berthd *d, struct conn *c, struct place *out);
 /* time: the release's wall clock as json_real_text writes it */
 int journal_release (struct berthd *d, uint64_t id, const char *time,
                      const char *reason, berth_error_t *err);
+/* A restored lease reclaimed by another process than the one recorded: its
+ * new holder, for the next restart. */
+int journal_reclaim (struct berthd *d, const struct lease *ls,
+                     berth_error_t *err);
 void journal_close (struct berthd *d);
 
 /* notify.c: systemd's notification protocol (harmless without it). */

@@ -31,6 +31,7 @@ static void handle_render (struct conn *c, struct proto_request *req)
         .has_memory_cap = r->memory_cap >= 0, .memory_cap = r->memory_cap,
     };
     if (placement_validate (&r->placement, &err) < 0
+        || launch_fit (&lr, &d->capacity, &err) < 0
         || render_launch (&d->machine->par, d->alloc->nnodes, &d->caps, &lr,
                           &out, &err) < 0) {
         conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "render: %s",
@@ -70,8 +71,10 @@ static void handle_status (struct conn *c, struct proto_request *req)
     struct berthd *d = c->d;
     /* whoever sees the state sees a log up to date with it */
     events_flush (d);
-    json_t *msg = proto_status_reply (req->id, status_allocation (d, req->status.time_left),
-                                      status_leases (d), status_queue (d));
+    bool all = !req->status.queue_only;
+    json_t *msg = proto_status_reply (req->id, all ? status_allocation (d, req->status.time_left)
+                                                   : NULL,
+                                      all ? status_leases (d) : NULL, status_queue (d));
     if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0) {
         json_decref (msg);
         conn_send_error (c, req->id, PROTO_ERR_INTERNAL, "out of memory "
@@ -145,6 +148,7 @@ static const struct {
     { PROTO_WATCH, handle_watch },
     { PROTO_SHUTDOWN, handle_shutdown },
     { PROTO_RECLAIM, handle_reclaim },
+    { PROTO_PLACED, handle_placed },
 };
 
 void dispatch_line (struct conn *c, const char *line, size_t len)

@@ -82,6 +82,26 @@ int events_open (struct berthd *d, berth_error_t *err)
     return 0;
 }
 
+/* The first line of each run of berthd: what it serves, so that a report
+ * of the log draws every node and core without being told. */
+void events_allocation (struct berthd *d)
+{
+    json_t *a = allocation_to_json (d->alloc), *nodes = json_array (), *n;
+    size_t i;
+    json_array_foreach (a ? json_object_get (a, "nodes") : NULL, i, n)
+        json_array_append_new (nodes, json_pack (
+            "{s:O s:O s:O? s:O?}", "name", json_object_get (n, "name"),
+            "cores", json_object_get (n, "cores"), "ncores", json_object_get (n, "ncores"),
+            "gpus", json_object_get (n, "gpus")));
+    json_decref (a);
+    if (json_array_size (nodes) == 0) {
+        json_decref (nodes);
+        return;
+    }
+    events_emit (d, proto_event_allocation (now_wall (), d->alloc->job_id,
+                                            d->machine->name, nodes));
+}
+
 /* SIGHUP: a log rotated away is started anew. */
 void events_reopen (struct berthd *d)
 {

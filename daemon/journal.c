@@ -25,6 +25,7 @@
  * ends the job, and its journal with it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "hostlist.h"
 #include "idset.h"
 #include "journal_file.h"
+#include "pidstart.h"
 
 #define JOURNAL_COMPACT_FACTOR 4
 
@@ -75,23 +77,51 @@ static void list_lease (void *value, void *arg)
 }
 
 static char *grant_line (struct berthd *d, const struct lease *ls,
-                         const struct lease_text *lt, size_t *len)
+                         const struct lease_text *lt, uint64_t wait,
+                         const char *request, size_t *len)
 {
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
     if (!ll)
         return NULL;
+    char *own = NULL;
+    if (!request && ls->request)
+        request = own = json_dumps (ls->request, JSON_COMPACT | JSON_ENCODE_ANY);
     struct grant_record_facts g = {
         .id = ls->id, .shape = &ls->shape,
         .layout = journal_layout_name (ls->layout),
         .detached = ls->detached, .expires = ls->expires,
         .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
-        .uid = (int) ls->uid, .held = ll,
+        .peer_start = ls->peer_start, .uid = (int) ls->uid, .wait = wait,
+        .request = request, .held = ll,
     };
-    return grant_record_line (lt, &g, len);
+    char *line = grant_record_line (lt, &g, len);
+    free (own);
+    return line;
+}
+
+static json_t *wait_record (uint64_t id, double since, pid_t pid,
+                            uint64_t start, uid_t uid)
+{
+    return json_pack ("{s:s s:I s:f s:i s:I s:I}", "op", "wait", "id",
+                      (json_int_t) id, "time", since, "peer_pid", (int) pid,
+                      "peer_start", (json_int_t) start, "uid",
+                      (json_int_t) uid);
+}
+
+static int put_wait (FILE *f, uint64_t id, double since, pid_t pid,
+                     uint64_t start, uid_t uid)
+{
+    json_t *rec = wait_record (id, since, pid, start, uid);
+    char *line = rec ? proto_line (rec) : NULL;
+    int rc = line && fputs (line, f) >= 0 ? 0 : -1;
+    free (line);
+    json_decref (rec);
+    return rc;
 }
 
 /* Rewrite the journal as the start record and the live grants (without
- * skip, a lease being granted that is not to be recorded yet). The grants
+ * skip, a lease being granted that is not to be recorded yet), then the
+ * requests that wait (and places not yet taken back). The grants
  * are written as text, as the request path writes them: with jansson a
  * compaction of a few hundred leases held every request up for
  * milliseconds. */
@@ -124,13 +154,32 @@ static int compact (struct berthd *d, const struct lease *skip,
         char *g = NULL;
         lease_to_proto (l.v[i], false, &pl);
         if (lease_text_build (&pl, &lt) == 0) {
-            g = grant_line (d, l.v[i], &lt, &glen);
+            g = grant_line (d, l.v[i], &lt, 0, NULL, &glen);
             lease_text_free (&lt);
         }
         bool written = g && fwrite (g, 1, glen, f) == glen;
         free (g);
         if (!written) {
             errprintf (err, "out of memory recording %s", l.v[i]->name);
+            goto done;
+        }
+        k++;
+    }
+    /* the requests still waiting, and places not taken back yet */
+    for (struct conn *c = d->conns; c; c = c->next)
+        if (c->pending && c->pending->wait_id) {
+            if (put_wait (f, c->pending->wait_id, c->pending->since, c->pid,
+                          conn_peer_start (c), c->uid) < 0) {
+                errprintf (err, "out of memory recording a waiting request");
+                goto done;
+            }
+            k++;
+        }
+    for (int i = 0; i < d->nplaces; i++) {
+        const struct place *pl = &d->places[i];
+        if (put_wait (f, pl->wait_id, pl->since, pl->pid, pl->start,
+                      pl->uid) < 0) {
+            errprintf (err, "out of memory recording a waiting request");
             goto done;
         }
         k++;
@@ -186,7 +235,8 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
  * as compact writes it too), without building it as JSON values (that and
  * dumping it were most of what a grant cost). */
 int journal_grant (struct berthd *d, const struct lease *ls,
-                   const struct lease_text *lt, berth_error_t *err)
+                   const struct lease_text *lt, uint64_t wait,
+                   const char *request, berth_error_t *err)
 {
     berth_error_t why;
     if (d->journal_dirty && compact (d, ls, &why) < 0)
@@ -197,7 +247,7 @@ int journal_grant (struct berthd *d, const struct lease *ls,
                           "space where the state directory is)", ls->name,
                           d->journal_path, why.text);
     size_t len = 0;
-    char *line = grant_line (d, ls, lt, &len);
+    char *line = grant_line (d, ls, lt, wait, request, &len);
     if (!line)
         return errprintf (err, "out of memory journaling %s", ls->name);
     bool torn = false;
@@ -250,8 +300,167 @@ int journal_release (struct berthd *d, uint64_t id, const char *time,
     return 0;
 }
 
+int journal_reclaim (struct berthd *d, const struct lease *ls,
+                     berth_error_t *err)
+{
+    if (d->journal_fd < 0)
+        return 0;
+    bool torn = false;
+    json_t *rec = json_pack ("{s:s s:I s:f s:i s:I}", "op", "reclaim", "id",
+                             (json_int_t) ls->id, "time", now_wall (),
+                             "peer_pid", (int) ls->peer_pid, "peer_start",
+                             (json_int_t) ls->peer_start);
+    if (!rec)
+        return errprintf (err, "out of memory recording the reclaim of %s",
+                          ls->name);
+    if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
+                        &torn, err) < 0) {
+        /* the next compaction writes the grant with its new holder */
+        d->journal_dirty = torn || d->journal_dirty;
+        return errprefix (err, "the reclaim of %s is unrecorded (a restart "
+                          "before the next compaction watches its old "
+                          "holder): ", ls->name);
+    }
+    append_done (d);
+    return 0;
+}
+
+/* Append a record that only orders the queue: one that cannot be written
+ * costs a request its place in a restart, nothing held. */
+static int append_quiet (struct berthd *d, json_t *rec, const char *what)
+{
+    berth_error_t err;
+    bool torn = false;
+    if (!rec) {
+        log_msg (LOG_WARNING, "out of memory journaling %s", what);
+        return -1;
+    }
+    if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
+                        &torn, &err) < 0) {
+        if (torn)
+            d->journal_dirty = true;
+        log_msg (LOG_WARNING, "%s is unrecorded: %s", what, err.text);
+        return -1;
+    }
+    append_done (d);
+    return 0;
+}
+
+void journal_wait (struct berthd *d, struct pending *p)
+{
+    if (d->journal_fd < 0)
+        return;
+    uint64_t id = d->next_wait++;
+    if (append_quiet (d, wait_record (id, p->since, p->conn->pid,
+                                      conn_peer_start (p->conn), p->conn->uid),
+                      "a waiting request") == 0)
+        p->wait_id = id;
+}
+
+static void unwait_id (struct berthd *d, uint64_t id)
+{
+    if (d->journal_fd >= 0)
+        append_quiet (d, json_pack ("{s:s s:I s:f}", "op", "unwait", "id",
+                                    (json_int_t) id, "time", now_wall ()),
+                      "the end of a wait");
+}
+
+void journal_unwait (struct berthd *d, struct pending *p)
+{
+    unwait_id (d, p->wait_id);
+    p->wait_id = 0;
+}
+
+static void drop_place (struct berthd *d, int i)
+{
+    memmove (d->places + i, d->places + i + 1,
+             (size_t) (d->nplaces - i - 1) * sizeof (*d->places));
+    d->nplaces--;
+}
+
+int journal_take_place (struct berthd *d, struct conn *c, struct place *out)
+{
+    uint64_t start = conn_peer_start (c);
+    int best = -1;
+    for (int i = 0; i < d->nplaces; i++) {
+        const struct place *pl = &d->places[i];
+        /* the same process: pid and uid, and its start time where both
+         * are known */
+        if (pl->pid != c->pid || pl->uid != c->uid
+            || (pl->start && start && pl->start != start))
+            continue;
+        if (best < 0 || pl->since < d->places[best].since)
+            best = i;
+    }
+    if (best < 0)
+        return -1;
+    *out = d->places[best];
+    drop_place (d, best);
+    return 0;
+}
+
+static void places_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct berthd *d = arg;
+    if (d->nplaces)
+        log_msg (LOG_INFO, "%d waiting requests from before the restart were "
+                 "not sent again within %.0f s: their places are dropped",
+                 d->nplaces, d->cfg.reclaim_grace);
+    while (d->nplaces > 0) {
+        unwait_id (d, d->places[d->nplaces - 1].wait_id);
+        d->nplaces--;
+    }
+}
+
+/* The journal's waiting requests as places for their processes to take
+ * back; those whose process is gone are ended now. */
+static int restore_places (struct berthd *d, berth_error_t *err)
+{
+    size_t i, n = d->journal_waits ? json_array_size (d->journal_waits) : 0;
+    json_t *rec;
+    if (n == 0)
+        return 0;
+    if (!(d->places = calloc (n, sizeof (*d->places))))
+        return errprintf (err, "out of memory");
+    json_array_foreach (d->journal_waits, i, rec) {
+        json_int_t id, pid, start, uid;
+        double since;
+        json_unpack (rec, "{s:I s:f s:I s:I s:I}", "id", &id, "time", &since,
+                     "peer_pid", &pid, "peer_start", &start, "uid", &uid);
+        uint64_t now_start;
+        bool gone = pid <= 0 || (kill ((pid_t) pid, 0) < 0 && errno == ESRCH)
+                    || (start && pidstart_read ((pid_t) pid, &now_start) == 0
+                        && now_start != (uint64_t) start);
+        if (gone) {
+            unwait_id (d, (uint64_t) id);
+            continue;
+        }
+        d->places[d->nplaces++] = (struct place) {
+            (uint64_t) id, since, (pid_t) pid, (uint64_t) start, (uid_t) uid };
+    }
+    struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
+    if (d->nplaces && (!(d->places_ev = evtimer_new (d->base, places_cb, d))
+                       || evtimer_add (d->places_ev, &tv) < 0))
+        return errprintf (err, "out of memory");
+    if (d->nplaces)
+        log_msg (LOG_NOTICE, "%d requests waited when berthd went away: their "
+                 "processes have %.0f s to send them again and take back "
+                 "their places", d->nplaces, d->cfg.reclaim_grace);
+    return 0;
+}
+
 void journal_close (struct berthd *d)
 {
+    if (d->places_ev)
+        event_free (d->places_ev);
+    d->places_ev = NULL;
+    free (d->places);
+    d->places = NULL;
+    d->nplaces = 0;
+    json_decref (d->journal_waits);
+    d->journal_waits = NULL;
     if (d->journal_fd >= 0)
         close (d->journal_fd);
     d->journal_fd = -1;
@@ -506,15 +715,17 @@ int journal_open_ledger (struct berthd *d, berth_error_t *err)
     if (jc.warning[0])
         log_msg (LOG_WARNING, "%s", jc.warning);
     size_t live = jc.live ? json_array_size (jc.live) : 0;
+    size_t waits = jc.waits ? json_array_size (jc.waits) : 0;
     berth_error_t why;
     bool ours = jc.start && specs_from_start (jc.start, d->alloc, &s,
                                               &why) == 0;
-    if (jc.start && !ours && live > 0)
+    if (jc.start && !ours && live + waits > 0)
         log_msg (LOG_WARNING, "the journal %s is not this allocation's (%s): "
                  "setting it aside as %s", d->journal_path, why.text, aside);
     /* Lease ids go on from where this allocation's journal left them. */
     uint64_t next_id = ours ? jc.next_id : 1;
-    bool fresh = !jc.start || !ours || live == 0;
+    bool fresh = !jc.start || !ours || live + waits == 0;
+    d->next_wait = ours ? jc.next_wait : 1;
     if (fresh) {
         /* Nothing held: a fresh journal with today's figures. */
         specs_free (&s);
@@ -568,6 +779,7 @@ int journal_open_ledger (struct berthd *d, berth_error_t *err)
         d->journal_records = jc.records;
         d->journal_start = json_incref (jc.start);
         d->journal_live = json_incref (jc.live);
+        d->journal_waits = json_incref (jc.waits);
         d->journal_lines = jc.live_lines;
         jc.live_lines = NULL;
     }
@@ -591,15 +803,18 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     json_int_t id = json_integer_value (json_object_get (rec, "id"));
     json_t *lj, *expires;
     int detached, owner, peer, uid;
+    json_int_t peer_start = 0;      /* journals of berthd 0.1 have none */
     double granted;
     struct proto_lease pl;
     *endnow = NULL;
-    if (json_unpack (rec, "{s:f s:b s:o s:i s:i s:i s:o}", "time", &granted,
-                     "detached", &detached, "expires", &expires, "owner",
-                     &owner, "peer_pid", &peer, "uid", &uid, "lease", &lj) < 0)
+    if (json_unpack (rec, "{s:f s:b s:o s:i s:i s?I s:i s:o}", "time",
+                     &granted, "detached", &detached, "expires", &expires,
+                     "owner", &owner, "peer_pid", &peer, "peer_start",
+                     &peer_start, "uid", &uid, "lease", &lj) < 0
+        || peer_start < 0)
         return errprintf (err, "the grant record of L%lld lacks time, "
-                          "detached, expires, owner, peer_pid, uid or lease",
-                          (long long) id);
+                          "detached, expires, owner, peer_pid, uid or lease "
+                          "(or has a negative peer_start)", (long long) id);
     if (proto_decode_lease (lj, &pl, err) < 0)
         return errprefix (err, "the lease of L%lld: ", (long long) id);
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, (uint64_t) id);
@@ -619,6 +834,17 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     ls->detached = detached;
     ls->owner_pid = owner;
     ls->peer_pid = peer;
+    ls->peer_start = (uint64_t) peer_start;
+    ls->reclaim_by = -1;
+    json_t *rq = json_object_get (rec, "request");
+    if (rq && !json_is_integer (rq) && !json_is_string (rq)) {
+        free (ls);
+        proto_lease_free (&pl);
+        return errprintf (err, "the grant record of L%lld has a request id "
+                          "that is neither an integer nor a string",
+                          (long long) id);
+    }
+    ls->request = json_incref (rq);
     ls->uid = (uid_t) uid;
     ls->granted = granted;
     ls->expires = json_is_number (expires) ? json_number_value (expires) : -1;
@@ -640,19 +866,30 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
         return rc < 0 ? -1 : errprintf (err, "out of memory");
     }
     if (!ls->detached) {
-        /* Its connection died with the old daemon. If the process that held
-         * it is gone too, so is the lease; else it waits for its holder to
-         * reconnect and reclaim it (or release it) by id. */
-        int w = lease_watch_pid (d, ls, ls->peer_pid);
+        /* Its connection died with the old daemon, not its holder: the step
+         * may still run on its cores. The lease is held for as long as the
+         * holder process lives (it reclaims it by id when it reconnects),
+         * and ends with it. Only a holder berthd cannot watch gets the
+         * grace period to reclaim it in. */
+        int w = lease_watch_holder (d, ls);
         if (w == 1) {
             *endnow = ls;
             *reason = "disconnected";
             return 0;
         }
-        struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
-        if (w < 0 || !(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
-            || evtimer_add (ls->grace_ev, &tv) < 0)
+        if (w < 0)
             return errprintf (err, "out of memory");
+        if (w == 2) {
+            struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
+            ls->reclaim_by = now_wall () + d->cfg.reclaim_grace;
+            if (!(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
+                || evtimer_add (ls->grace_ev, &tv) < 0)
+                return errprintf (err, "out of memory");
+            log_msg (LOG_WARNING, "%s: its holder (pid %d) cannot be watched "
+                     "from here (another pid namespace, or neither pidfd nor "
+                     "/proc): it is freed in %.0f s unless reclaimed",
+                     ls->name, (int) ls->peer_pid, d->cfg.reclaim_grace);
+        }
         return 0;
     }
     if (ls->expires >= 0 && ls->expires <= now_wall ()) {
@@ -676,7 +913,7 @@ int journal_restore_leases (struct berthd *d, berth_error_t *err)
     size_t nlive = d->journal_live ? json_array_size (d->journal_live) : 0;
     struct lease **endnow = calloc (nlive + 1, sizeof (*endnow));
     const char **reasons = calloc (nlive + 1, sizeof (*reasons));
-    size_t i, n = 0, orphaned = 0;
+    size_t i, n = 0, orphaned = 0, unwatched = 0;
     json_t *rec;
     int rc = -1;
     if (!endnow || !reasons) {
@@ -699,17 +936,22 @@ int journal_restore_leases (struct berthd *d, berth_error_t *err)
         struct lease_list l = { malloc ((restored + 1) * sizeof (*l.v)), 0 };
         if (l.v) {
             idmap_each (d->leases, list_lease, &l);
-            for (i = 0; i < l.n; i++)
+            for (i = 0; i < l.n; i++) {
                 orphaned += !l.v[i]->detached;
+                unwatched += l.v[i]->grace_ev != NULL;
+            }
             free (l.v);
         }
         log_msg (LOG_NOTICE, "restored %zu leases from the journal in %.0f "
                  "ms: %zu ended since (ttl, owner or holder gone); %zu "
-                 "connection-bound leases wait %.0f s for their holders to "
-                 "reclaim them", restored,
-                 (now_mono () - d->journal_opened) * 1000, n, orphaned,
-                 d->cfg.reclaim_grace);
+                 "connection-bound leases are held while their holders live, "
+                 "%zu whose holders cannot be watched wait %.0f s for them "
+                 "to reclaim them", restored,
+                 (now_mono () - d->journal_opened) * 1000, n,
+                 orphaned - unwatched, unwatched, d->cfg.reclaim_grace);
     }
+    if (restore_places (d, err) < 0)
+        goto done;
     /* A journal read back may be long: compact it now if it is due. */
     maybe_compact (d);
     rc = 0;

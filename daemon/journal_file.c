@@ -217,6 +217,7 @@ void journal_contents_free (struct journal_contents *jc)
 {
     json_decref (jc->start);
     json_decref (jc->live);
+    json_decref (jc->waits);
     free (jc->live_lines);
     memset (jc, 0, sizeof (*jc));
 }
@@ -225,7 +226,21 @@ struct reader {
     struct idmap *live;
     json_int_t last_grant;
     uint64_t next_id;
+    struct idmap *waits;      /* wait id -> struct live_entry */
+    uint64_t next_wait;
 };
+
+/* The wait a record names ("id" of an unwait, "wait" of a grant), ended. */
+static int end_wait (struct reader *r, json_int_t id, berth_error_t *why)
+{
+    struct live_entry *ent = id > 0 ? idmap_remove (r->waits, (uint64_t) id)
+                                    : NULL;
+    if (!ent)
+        return errprintf (why, "it ends wait %lld, which is not waiting at "
+                          "that point", (long long) id);
+    free_entry (ent, NULL);
+    return 0;
+}
 
 /* One whole record, in its place. 0, or -1 with why (no file or line). */
 static int take_record (struct reader *r, json_t *rec, int lineno,
@@ -272,7 +287,45 @@ static int take_record (struct reader *r, json_t *rec, int lineno,
         ent->rec = json_incref (rec);
         ent->line = lineno;
         r->last_grant = id;
+        json_t *w = json_object_get (rec, "wait");
+        if (w && (!json_is_integer (w)
+                  || end_wait (r, json_integer_value (w), why) < 0))
+            return json_is_integer (w) ? -1
+                   : errprintf (why, "the grant of L%lld has a \"wait\" that "
+                                "is not an integer", (long long) id);
         return 0;
+    }
+    if (op && strcmp (op, "wait") == 0) {
+        json_int_t id, pid, start, uid;
+        double time;
+        if (json_unpack (rec, "{s:I s:f s:I s:I s:I}", "id", &id, "time", &time,
+                         "peer_pid", &pid, "peer_start", &start, "uid",
+                         &uid) < 0 || id < 1 || pid < 0 || pid > INT_MAX
+            || start < 0 || uid < 0)
+            return errprintf (why, "a wait record needs a positive integer id, "
+                              "a time, and peer_pid, peer_start and uid (at "
+                              "least 0)");
+        struct live_entry *ent = malloc (sizeof (*ent));
+        if (idmap_get (r->waits, (uint64_t) id)) {
+            free (ent);
+            return errprintf (why, "wait %lld is already waiting",
+                              (long long) id);
+        }
+        if (!ent || idmap_put (r->waits, (uint64_t) id, ent) < 0) {
+            free (ent);
+            return errprintf (why, "out of memory");
+        }
+        ent->rec = json_incref (rec);
+        ent->line = lineno;
+        if ((uint64_t) id >= r->next_wait)
+            r->next_wait = (uint64_t) id + 1;
+        return 0;
+    }
+    if (op && strcmp (op, "unwait") == 0) {
+        json_int_t id;
+        if (json_unpack (rec, "{s:I}", "id", &id) < 0)
+            return errprintf (why, "an unwait record needs an integer id");
+        return end_wait (r, id, why);
     }
     if (op && strcmp (op, "release") == 0) {
         json_int_t id;
@@ -286,9 +339,57 @@ static int take_record (struct reader *r, json_t *rec, int lineno,
         free_entry (ent, NULL);
         return 0;
     }
+    if (op && strcmp (op, "reclaim") == 0) {
+        /* another process took the lease back after a restart: the holder
+         * to watch after the next one */
+        json_int_t id, pid, start;
+        if (json_unpack (rec, "{s:I s:I s:I}", "id", &id, "peer_pid", &pid,
+                         "peer_start", &start) < 0 || pid < 0 || start < 0
+            || pid > INT_MAX)
+            return errprintf (why, "a reclaim record needs an integer id, "
+                              "peer_pid and peer_start (at least 0)");
+        struct live_entry *ent = id > 0 ? idmap_get (r->live, (uint64_t) id)
+                                        : NULL;
+        if (!ent)
+            return errprintf (why, "it reclaims L%lld, which is not held at "
+                              "that point", (long long) id);
+        json_t *copy = json_deep_copy (ent->rec);
+        if (!copy || json_object_set_new (copy, "peer_pid", json_integer (pid))
+            || json_object_set_new (copy, "peer_start", json_integer (start))) {
+            json_decref (copy);
+            return errprintf (why, "out of memory");
+        }
+        json_decref (ent->rec);
+        ent->rec = copy;
+        return 0;
+    }
     return errprintf (why, "unknown record op %s%s%s (a journal holds one "
-                      "start record, then grants and releases)",
+                      "start record, then grants, reclaims, releases, waits "
+                      "and unwaits)",
                       op ? "\"" : "", op ? op : "(none)", op ? "\"" : "");
+}
+
+/* The records of a map, in id order, as an array. */
+static json_t *in_id_order (struct idmap *m)
+{
+    size_t n = idmap_count (m);
+    struct collect c = { malloc ((n + 1) * sizeof (*c.v)), 0 };
+    json_t *a = json_array ();
+    if (!c.v || !a) {
+        free (c.v);
+        json_decref (a);
+        return NULL;
+    }
+    idmap_each (m, collect_entry, &c);
+    qsort (c.v, c.n, sizeof (*c.v), by_id);
+    for (size_t i = 0; i < c.n; i++)
+        if (json_array_append (a, c.v[i]->rec) < 0) {
+            json_decref (a);
+            a = NULL;
+            break;
+        }
+    free (c.v);
+    return a;
 }
 
 /* The live entries, in id order, into jc. */
@@ -299,7 +400,9 @@ static int finish (struct reader *r, struct journal_contents *jc,
     struct collect c = { malloc ((n + 1) * sizeof (*c.v)), 0 };
     jc->live = json_array ();
     jc->live_lines = malloc ((n + 1) * sizeof (int));
-    if (!c.v || !jc->live || !jc->live_lines) {
+    jc->waits = in_id_order (r->waits);
+    jc->next_wait = r->next_wait;
+    if (!c.v || !jc->live || !jc->live_lines || !jc->waits) {
         free (c.v);
         return errprintf (err, "out of memory reading the journal");
     }
@@ -323,6 +426,7 @@ int journal_read (const char *path, struct journal_contents *jc,
 {
     memset (jc, 0, sizeof (*jc));
     jc->next_id = 1;
+    jc->next_wait = 1;
     FILE *f = fopen (path, "re");
     if (!f) {
         if (errno == ENOENT)
@@ -330,12 +434,12 @@ int journal_read (const char *path, struct journal_contents *jc,
         return errprintf (err, "cannot read the journal %s: %s", path,
                           strerror (errno));
     }
-    struct reader r = { idmap_create (), 0, 1 };
+    struct reader r = { idmap_create (), 0, 1, idmap_create (), 1 };
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     int lineno = 0, rc = 0;
-    if (!r.live)
+    if (!r.live || !r.waits)
         rc = errprintf (err, "out of memory reading the journal %s", path);
     while (rc == 0 && (len = getline (&line, &cap, f)) > 0) {
         lineno++;
@@ -383,10 +487,12 @@ int journal_read (const char *path, struct journal_contents *jc,
     fclose (f);
     if (rc == 0 && finish (&r, jc, err) < 0)
         rc = errprefix (err, "%s: ", path);
-    if (r.live) {
-        idmap_each (r.live, free_entry, NULL);
-        idmap_destroy (r.live);
-    }
+    struct idmap *maps[] = { r.live, r.waits };
+    for (int i = 0; i < 2; i++)
+        if (maps[i]) {
+            idmap_each (maps[i], free_entry, NULL);
+            idmap_destroy (maps[i]);
+        }
     if (rc < 0)
         journal_contents_free (jc);
     return rc;

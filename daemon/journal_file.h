@@ -1,8 +1,12 @@
 /* The journal as a file (50-daemon.md "Durability and faults"): one JSON
  * record per line. Line 1 ("start") describes the ledger's nodes and the next
  * lease id; then "grant" records (the lease, its shape and, per node, what
- * it holds) and "release" records. A compacted journal is the same format:
- * a start record and the grants still held.
+ * it holds) and "release" records; "reclaim" records (another process took
+ * a lease back after a restart); "wait" records (a request that waits in
+ * the queue: its arrival and its process) and "unwait" records (it left the
+ * queue ungranted; a grant record with "wait" ends one too). A compacted
+ * journal is the same format: a start record, the grants still held and
+ * the requests still waiting.
  *
  * This file reads a journal back (strictly: a damaged line before the last
  * is refused with its line number and what was wrong, only a torn last line
@@ -27,6 +31,8 @@ struct journal_contents {
     json_t *live;         /* grant records never released, in id order */
     int *live_lines;      /* the line number of each */
     uint64_t next_id;     /* above every lease id the journal handed out */
+    json_t *waits;        /* wait records still waiting, in id order */
+    uint64_t next_wait;   /* above every wait id the journal holds */
     off_t good;           /* bytes of whole records (a torn line follows) */
     int records;          /* whole records read */
     char warning[600];    /* the torn last line that was dropped, or "" */

@@ -366,8 +366,18 @@ char *grant_record_line (const struct lease_text *t,
     text_buf_int (&b, g->owner);
     text_buf_puts (&b, ",\"peer_pid\":");
     text_buf_int (&b, g->peer_pid);
+    text_buf_puts (&b, ",\"peer_start\":");
+    text_buf_int (&b, (long long) g->peer_start);
     text_buf_puts (&b, ",\"uid\":");
     text_buf_int (&b, g->uid);
+    if (g->wait) {
+        text_buf_puts (&b, ",\"wait\":");
+        text_buf_int (&b, (long long) g->wait);
+    }
+    if (g->request) {
+        text_buf_puts (&b, ",\"request\":");
+        text_buf_puts (&b, g->request);
+    }
     text_buf_puts (&b, ",\"lease\":");
     /* the lease's members; not its env, which follows from them */
     text_buf_put (&b, t->body, t->len - 1);

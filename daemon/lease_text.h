@@ -43,7 +43,8 @@ char *released_event_line_at (const char *time, const char *lease,
                               size_t *len);
 
 /* The journal's grant record (what journal.c's restore reads: the op, id,
- * time, shape, layout, detached, expires, owner, peer_pid, uid, the lease
+ * time, shape, layout, detached, expires, owner, peer_pid, peer_start, uid,
+ * the lease
  * without its env, which lease_env builds again when asked, and what it
  * holds) as a line, from the lease text and what the journal adds. NULL
  * when out of memory. */
@@ -54,6 +55,10 @@ struct grant_record_facts {
     bool detached;
     double expires;               /* < 0: null */
     int owner, peer_pid, uid;
+    uint64_t peer_start;          /* the holder's start time (pidstart.h) */
+    uint64_t wait;                /* the wait record it ends; 0: none */
+    const char *request;          /* the request's id as JSON text; NULL:
+                                     none */
     const struct ledger_lease *held;
 };
 char *grant_record_line (const struct lease_text *t,

@@ -14,6 +14,7 @@
 
 #include "berthd.h"
 #include "idset.h"
+#include "pidstart.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -54,6 +55,7 @@ void lease_free (struct berthd *d, struct lease *ls)
         close (ls->pidfd);
     if (idmap_get (d->leases, ls->id) == ls)
         idmap_remove (d->leases, ls->id);
+    json_decref (ls->request);
     placement_free (&ls->placement);
     launch_free (&ls->launch);
     env_free (ls->env, ls->nenv);
@@ -170,7 +172,8 @@ static int build_env (struct berthd *d, struct lease *ls,
         || add_env (ls, &cap, "BERTH_CORES", cores) < 0
         || add_env (ls, &cap, "BERTH_GPUS", gpus) < 0
         || (mem[0] && add_env (ls, &cap, "BERTH_MEMORY_MB", mem) < 0)
-        || (ls->local && d->gpu_var && add_env (ls, &cap, d->gpu_var, gpus) < 0))
+        || (ls->local && !lease_local_launched (d, ls) && d->gpu_var
+            && add_env (ls, &cap, d->gpu_var, gpus) < 0))
         goto done;
     rc = 0;
 done:
@@ -216,20 +219,34 @@ static int copy_argv (char *const *argv, struct launch *out)
     return 0;
 }
 
+/* In SCHEDULER mode Slurm picks the CPUs (and GPUs) of every srun step and
+ * knows nothing of a process its client binds itself: it could give an
+ * srun step beside it the same CPUs. So there a local step goes through
+ * srun as well, on berthd's node, and Slurm places it with every other
+ * step; the step then tells berthd the CPUs it got (op placed). Where berth
+ * places on given cores (CPU_BINDING) the ledger's ids are the real ones
+ * and the client binds to them. */
+bool lease_local_launched (const struct berthd *d, const struct lease *ls)
+{
+    return ls->local && d->caps.placement == PLACEMENT_SCHEDULER;
+}
+
 /* A launched step gets the machine's launch line; a local step is not
- * launched: its argv is the program itself, which the client runs with CPU
- * affinity on the placed cores (and, on a GPU node, the visible-devices
- * variable in the environment delta). */
+ * launched (but see lease_local_launched): its argv is the program itself,
+ * which the client runs with CPU affinity on the placed cores (and, on a GPU
+ * node, the visible-devices variable in the environment delta). */
 static int build_launch (struct berthd *d, struct lease *ls,
                          char *const *argv, berth_error_t *err)
 {
-    if (!ls->local) {
+    if (!ls->local || lease_local_launched (d, ls)) {
         struct launch_request lr = {
             .argv = argv, .ntasks = ls->shape.ntasks,
             .cpus_per_task = ls->shape.cpus_per_task,
             .placement = &ls->placement,
             .has_memory_cap = ls->shape.memory >= 0,
             .memory_cap = ls->shape.memory,
+            /* a step of --cores is one process, not MPI */
+            .single_process = !ls->shape.mpi,
         };
         if (render_launch (&d->machine->par, d->alloc->nnodes, &d->caps, &lr,
                            &ls->launch, err) < 0) {
@@ -303,6 +320,16 @@ static bool pid_gone (pid_t pid)
     return kill (pid, 0) < 0 && errno == ESRCH;
 }
 
+/* Gone, or its pid now names a later process (start known and different). */
+static bool watched_gone (const struct lease *ls)
+{
+    uint64_t start;
+    if (pid_gone (ls->watched))
+        return true;
+    return ls->watched_start && pidstart_read (ls->watched, &start) == 0
+           && start != ls->watched_start;
+}
+
 struct gone {
     struct lease **v;
     int n;
@@ -312,7 +339,7 @@ static void collect_gone (void *value, void *arg)
 {
     struct lease *ls = value;
     struct gone *g = arg;
-    if (ls->polled && pid_gone (ls->watched))
+    if (ls->polled && watched_gone (ls))
         g->v[g->n++] = ls;
 }
 
@@ -333,21 +360,19 @@ static void poll_cb (evutil_socket_t fd, short what, void *arg)
         evtimer_del (d->poll_ev);
 }
 
-int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid)
+/* ls ends when the pidfd fd (taken) reads ready. */
+static int watch_pidfd (struct berthd *d, struct lease *ls, int fd)
 {
-    if (pid <= 0)
-        return 0;
-    ls->watched = pid;
-    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
-    if (fd >= 0) {
-        ls->pidfd = fd;
-        if (!(ls->owner_ev = event_new (d->base, fd, EV_READ, owner_cb, ls))
-            || event_add (ls->owner_ev, NULL) < 0)
-            return -1;
-        return 0;
-    }
-    if (errno == ESRCH || pid_gone (pid))
-        return 1;
+    ls->pidfd = fd;
+    if (!(ls->owner_ev = event_new (d->base, fd, EV_READ, owner_cb, ls))
+        || event_add (ls->owner_ev, NULL) < 0)
+        return -1;
+    return 0;
+}
+
+/* Without pidfds: ls->watched is checked by the 1 s poll. */
+static int watch_poll (struct berthd *d, struct lease *ls)
+{
     if (!d->poll_ev
         && !(d->poll_ev = event_new (d->base, -1, EV_PERSIST, poll_cb, d)))
         return -1;
@@ -357,6 +382,57 @@ int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid)
         event_add (d->poll_ev, &tv);
     }
     return 0;
+}
+
+int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid)
+{
+    if (pid <= 0)
+        return 0;
+    ls->watched = pid;
+    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+    if (fd >= 0)
+        return watch_pidfd (d, ls, fd);
+    if (errno == ESRCH || pid_gone (pid))
+        return 1;
+    return watch_poll (d, ls);
+}
+
+int lease_watch_holder (struct berthd *d, struct lease *ls)
+{
+    pid_t pid = ls->peer_pid;
+    if (pid <= 0)
+        return 2;
+    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+    int fd_errno = errno;
+    uint64_t start;
+    bool known = pidstart_read (pid, &start) == 0;
+    bool no_entry = !known && errno == ENOENT;
+    /* The pidfd names whatever process has the pid now: the start time
+     * says whether that is still the holder. Where /proc cannot tell (not
+     * mounted), the pidfd is trusted. */
+    if ((fd < 0 && fd_errno == ESRCH)
+        || (known && ls->peer_start && start != ls->peer_start)) {
+        if (fd >= 0)
+            close (fd);
+        return 1;
+    }
+    ls->watched = pid;
+    if (fd >= 0)
+        return watch_pidfd (d, ls, fd);
+    if (no_entry) {
+        ls->watched = 0;
+        return pid_gone (pid) ? 1 : 2;
+    }
+    ls->watched_start = known ? start : 0;
+    return watch_poll (d, ls);
+}
+
+uint64_t conn_peer_start (struct conn *c)
+{
+    if (!c->start_read && c->pid > 0 && pidstart_read (c->pid, &c->start) < 0)
+        c->start = 0;
+    c->start_read = true;
+    return c->start;
 }
 
 void lease_unwatch (struct berthd *d, struct lease *ls)
@@ -372,6 +448,7 @@ void lease_unwatch (struct berthd *d, struct lease *ls)
         d->npolled--;
     }
     ls->watched = 0;
+    ls->watched_start = 0;
 }
 
 /* ---- grant and end ---- */
@@ -400,7 +477,7 @@ static void link_conn (struct lease *ls, struct conn *c)
 int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                  berth_error_t *err)
 {
-    char late[512];
+    char late[1024];
     /* Time has passed while it waited: check its duration again. */
     if (jobend_admit (d, &p->acq, late, sizeof (late), err) < 0) {
         ledger_release (d->ledger, id, NULL);
@@ -424,6 +501,8 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
     ls->local = ll->shape.local;
     ls->detached = p->acq.detach;
     ls->peer_pid = p->conn->pid;
+    ls->peer_start = conn_peer_start (p->conn);
+    ls->reclaim_by = -1;
     ls->uid = p->conn->uid;
     ls->owner_pid = p->acq.owner_pid;
     ls->granted = now_wall ();
@@ -434,6 +513,15 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
                         "lease");
         goto fail;
+    }
+    /* Bound by its client to ids Slurm knows nothing of: say so. */
+    if (lease_local_launched (d, ls) && !p->acq.step.argv) {
+        size_t at = strlen (late);
+        snprintf (late + at, sizeof (late) - at, "%s%s is a local step acquired "
+                  "without argv: Slurm places every step here and does not know the "
+                  "cores its client binds it to, so an srun step may be given the same "
+                  "CPUs; acquire it with argv (berth run --local does) to have berthd "
+                  "launch it through srun", at ? "; " : "", ls->name);
     }
     if (p->acq.step.argv && build_launch (d, ls, p->acq.step.argv, err) < 0) {
         err->code = PROTO_ERR_UNSATISFIABLE;
@@ -454,11 +542,17 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                         ls->name);
         goto fail;
     }
-    if (journal_grant (d, ls, &lt, err) < 0) {
+    /* the request's id: in the journal for a request sent again after a
+     * restart, and in the reply */
+    char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
+    ls->request = json_incref (p->id);
+    if (journal_grant (d, ls, &lt, p->wait_id, idtext, err) < 0) {
+        free (idtext);
         lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
         goto fail;
     }
+    p->wait_id = 0;            /* ended by the grant record */
     if (!ls->detached)
         link_conn (ls, p->conn);
     int owner = 0;
@@ -467,7 +561,6 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
                  "only by release", ls->name);
     /* the reply: {"id": ..., "ok": true, <the lease's members>} */
-    char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
     char head[1024], evhead[96];
     size_t len = 0;
     char *warning = NULL;
@@ -560,6 +653,68 @@ static const char *cut_code (const char *code)
     return k ? k : PROTO_ERR_UNSATISFIABLE;
 }
 
+/* An orphaned lease bound to c from now on (it ends when c closes). */
+static void rebind (struct berthd *d, struct conn *c, struct lease *ls)
+{
+    berth_error_t err;
+    if (ls->grace_ev)
+        event_free (ls->grace_ev);
+    ls->grace_ev = NULL;
+    lease_unwatch (d, ls);
+    ls->reclaim_by = -1;
+    pid_t was = ls->peer_pid;
+    ls->peer_pid = c->pid;
+    ls->peer_start = conn_peer_start (c);
+    link_conn (ls, c);
+    /* Another process took it: a later restart must watch that one. */
+    if (was != c->pid && journal_reclaim (d, ls, &err) < 0)
+        log_msg (LOG_WARNING, "%s", err.text);
+    log_msg (LOG_INFO, "%s reclaimed by pid %d", ls->name, (int) c->pid);
+    notify_status_soon (d);
+}
+
+struct unanswered {
+    struct conn *c;
+    const json_t *id;
+    uint64_t start;
+    struct lease *found;
+};
+
+static void find_unanswered (void *value, void *arg)
+{
+    struct lease *ls = value;
+    struct unanswered *u = arg;
+    if (!u->found && !ls->conn && ls->request && ls->peer_pid == u->c->pid
+        && ls->uid == u->c->uid
+        && (!ls->peer_start || !u->start || ls->peer_start == u->start)
+        && json_equal (ls->request, u->id))
+        u->found = ls;
+}
+
+/* An acquire sent again after a restart whose grant was journaled but whose
+ * reply the crash swallowed: the same process asking under the same id
+ * gets that lease (bound to this connection unless detached), not a second
+ * one. 1 when answered so. */
+static int answer_again (struct conn *c, struct proto_request *req)
+{
+    struct berthd *d = c->d;
+    struct unanswered u = { c, req->id, conn_peer_start (c), NULL };
+    berth_error_t err;
+    idmap_each (d->leases, find_unanswered, &u);
+    struct lease *ls = u.found;
+    if (!ls || (!ls->detached && c->nleases >= d->cfg.max_leases_per_conn)
+        || lease_env (d, ls, &err) < 0)
+        return 0;
+    if (!ls->detached)
+        rebind (d, c, ls);
+    log_msg (LOG_INFO, "%s answers a request sent again after the restart "
+             "(its reply was lost)", ls->name);
+    struct proto_lease pl;
+    lease_to_proto (ls, req->acquire.env, &pl);
+    conn_send (c, proto_acquire_reply (req->id, &pl));
+    return 1;
+}
+
 void handle_acquire (struct conn *c, struct proto_request *req)
 {
     struct berthd *d = c->d;
@@ -578,6 +733,8 @@ void handle_acquire (struct conn *c, struct proto_request *req)
                          c->nleases);
         return;
     }
+    if (a->resume && answer_again (c, req))
+        return;
     if (a->owner_pid > 0 && pid_gone (a->owner_pid)) {
         conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "acquire: "
                          "owner_pid %d is not a running process", a->owner_pid);
@@ -616,6 +773,17 @@ void handle_acquire (struct conn *c, struct proto_request *req)
     p->shape = shape;
     p->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
     p->added = now_mono ();
+    p->since = now_wall ();
+    /* Sent again after a restart: its place is the one berthd recorded for
+     * this process (never a time the client states); none: a new arrival. */
+    struct place pl;
+    if (a->resume && journal_take_place (d, c, &pl) == 0) {
+        p->wait_id = pl.wait_id;
+        p->resumed = true;
+        p->since = pl.since < p->since ? pl.since : p->since;
+        log_msg (LOG_INFO, "a request of pid %d takes back its place from "
+                 "%.1f s ago", (int) c->pid, now_wall () - p->since);
+    }
     queue_submit (d, p);
 }
 
@@ -689,17 +857,91 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
         conn_send_error (c, req->id, err.code, "%s", err.text);
         return;
     }
-    if (!ls->conn) {
-        if (ls->grace_ev)
-            event_free (ls->grace_ev);
-        ls->grace_ev = NULL;
-        lease_unwatch (d, ls);
-        ls->peer_pid = c->pid;
-        link_conn (ls, c);
-        log_msg (LOG_INFO, "%s reclaimed by pid %d", ls->name, (int) c->pid);
-        notify_status_soon (d);
-    }
+    if (!ls->conn)
+        rebind (d, c, ls);
     struct proto_lease pl;
     lease_to_proto (ls, true, &pl);
     conn_send (c, proto_acquire_reply (req->id, &pl));
+}
+
+static int by_value (const void *a, const void *b)
+{
+    int x = *(const int *) a, y = *(const int *) b;
+    return x < y ? -1 : x > y;
+}
+
+/* A local step that srun placed reports, from inside the step, the CPU ids
+ * it really got: from then on its lease shows those (status, BERTH_CORES of
+ * a reclaim). The ledger keeps counting cores on the node, as for every
+ * step Slurm places. */
+void handle_placed (struct conn *c, struct proto_request *req)
+{
+    struct berthd *d = c->d;
+    const char *name = req->placed.lease;
+    struct lease *ls = lease_lookup (d, name);
+    int n = req->placed.ncores, *ids = req->placed.cores;
+    if (!ls) {
+        conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
+                         "was never granted or is already released", name);
+        return;
+    }
+    if (c->uid != 0 && c->uid != ls->uid) {
+        conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
+                         "to uid %d, not to this connection's uid %d", name,
+                         (int) ls->uid, (int) c->uid);
+        return;
+    }
+    if (!lease_local_launched (d, ls)) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' is "
+                         "%s: berthd chose its cores itself, so there is "
+                         "nothing to report", name, ls->local
+                         ? "a local step that its client binds" : "not local");
+        return;
+    }
+    struct placement_node *pn = &ls->placement.nodes[0];
+    qsort (ids, (size_t) n, sizeof (*ids), by_value);
+    for (int i = 1; i < n; i++)
+        if (ids[i] == ids[i - 1]) {
+            conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
+                             "cores names CPU %d twice", ids[i]);
+            return;
+        }
+    if (n != pn->ncores) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
+                         "cores reported for %s, which holds %d on %s", n, name,
+                         pn->ncores, pn->name);
+        return;
+    }
+    int ng = req->placed.ngpu_ids, *gids = req->placed.gpu_ids;
+    if (ng >= 0 && ng != ls->placement.ngpu_ids) {
+        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
+                         "GPUs reported for %s, which holds %d", ng, name,
+                         ls->placement.ngpu_ids);
+        return;
+    }
+    if (ng > 0) {
+        int have = d->alloc->nodes[d->alloc->local_node].gpus;
+        qsort (gids, (size_t) ng, sizeof (*gids), by_value);
+        for (int i = 0; i < ng; i++)
+            if ((i && gids[i] == gids[i - 1]) || gids[i] >= have) {
+                conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
+                                 "gpu_ids names GPU %d %s", gids[i], i && gids[i]
+                                 == gids[i - 1] ? "twice" : "that the node lacks");
+                return;
+            }
+        memcpy (ls->placement.gpu_ids, gids, (size_t) ng * sizeof (*gids));
+    }
+    memcpy (pn->cores, ids, (size_t) n * sizeof (*ids));
+    /* BERTH_CORES follows the cores when next built */
+    env_free (ls->env, ls->nenv);
+    ls->env = NULL;
+    ls->nenv = 0;
+    char set[256], gset[256] = "none";
+    idset_format (pn->cores, pn->ncores, set, sizeof (set));
+    if (ls->placement.ngpu_ids > 0)
+        idset_format (ls->placement.gpu_ids, ls->placement.ngpu_ids, gset, sizeof (gset));
+    log_msg (LOG_INFO, "%s runs on cores %s and GPUs %s of %s", ls->name, set, gset,
+             pn->name);
+    notify_status_soon (d);
+    conn_send (c, proto_ok_reply (req->id, NULL));
 }

@@ -1033,6 +1033,45 @@ double ledger_ready_at (const struct ledger *l, const struct step_shape *sh,
     return at < INFINITY ? at : -1;
 }
 
+static int by_time (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+double ledger_start_estimate (const struct ledger *l,
+                              const struct step_shape *sh,
+                              enum ledger_layout layout, double now)
+{
+    int k = 1;
+    struct demand d;
+    if (sh->local) {
+        if (l->local < 0)
+            return -1;
+        d = (struct demand) { sh->cores, sh->gpus, sh->budget > 0 ? sh->budget : 0 };
+    } else if (!hold_demand (l, sh, layout, &k, &d)) {
+        return -1;
+    }
+    bool *mark = calloc ((size_t) l->n, sizeof (*mark));
+    double *ready = malloc ((size_t) l->n * sizeof (*ready));
+    double at = -1;
+    int n = 0;
+    for (int i = 0; mark && i < l->n; i++)
+        mark[i] = !sh->local || i == l->local;
+    /* a lease with no estimate never ends, as far as anyone can say */
+    if (mark && ready && ready_times (l, &d, mark, now, INFINITY, ready)) {
+        for (int i = 0; i < l->n; i++)
+            if (mark[i])
+                ready[n++] = ready[i];
+        qsort (ready, (size_t) n, sizeof (*ready), by_time);
+        if (k <= n && ready[k - 1] < INFINITY)
+            at = ready[k - 1];
+    }
+    free (mark);
+    free (ready);
+    return at;
+}
+
 int ledger_lease_set_end (struct ledger *l, uint64_t id, double end)
 {
     size_t j = table_find (l, id);
@@ -1063,6 +1102,11 @@ void ledger_unreserve (struct ledger *l)
 }
 
 /* ---- explaining a wait ---- */
+
+static const char *plural (int n)
+{
+    return n == 1 ? "" : "s";
+}
 
 /* Append "best: a, b, ..." with the top k of a node figure. */
 static void best_list (const struct ledger *l, int k, int what, char *buf,
@@ -1113,10 +1157,12 @@ static void explain (const struct ledger *l, const struct step_shape *sh,
             return;
         }
         const struct lnode *nd = &l->nodes[l->local];
-        snprintf (why, size, "the daemon's node %s has %d free cores, %d free "
-                  "GPUs, %lld MB unbudgeted; needs %d cores, %d GPUs, %lld MB",
-                  nd->name, nd->nfree, nd->nfree_gpus,
-                  (long long) nd->unbudgeted, sh->cores, sh->gpus,
+        snprintf (why, size, "the daemon's node %s has %d free core%s, %d "
+                  "free GPU%s, %lld MB unbudgeted; needs %d core%s, %d GPU%s, "
+                  "%lld MB", nd->name, nd->nfree, plural (nd->nfree),
+                  nd->nfree_gpus, plural (nd->nfree_gpus),
+                  (long long) nd->unbudgeted, sh->cores, plural (sh->cores),
+                  sh->gpus, plural (sh->gpus),
                   (long long) (sh->budget > 0 ? sh->budget : 0));
         return;
     }
@@ -1153,19 +1199,21 @@ static void explain (const struct ledger *l, const struct step_shape *sh,
                                                              0 };
     if (count_fitting (l, &cores_only) < sp.count[0]
         || count_free_ge (l, sp.d[sp.ncls - 1].cores) < sp.k) {
-        snprintf (why, size, "%s with %d free cores", nodes, d.cores);
+        snprintf (why, size, "%s with %d free core%s", nodes, d.cores,
+                  plural (d.cores));
         best_list (l, sp.k, 0, why, size);
     } else if (count_fitting (l, &no_mem) < sp.count[0]) {
-        snprintf (why, size, "%s with %d free cores and %d free GPUs", nodes,
-                  d.cores, d.gpus);
+        snprintf (why, size, "%s with %d free core%s and %d free GPU%s",
+                  nodes, d.cores, plural (d.cores), d.gpus, plural (d.gpus));
         best_list (l, sp.k, 1, why, size);
     } else if (count_fitting (l, &d) < sp.count[0]) {
-        snprintf (why, size, "%s with %d free cores and %lld MB of memory "
-                  "unbudgeted", nodes, d.cores, (long long) d.memory);
+        snprintf (why, size, "%s with %d free core%s and %lld MB of memory "
+                  "unbudgeted", nodes, d.cores, plural (d.cores),
+                  (long long) d.memory);
         best_list (l, sp.k, 2, why, size);
     } else {
-        snprintf (why, size, "%s with the same %d free core ids%s", nodes,
-                  d.cores, d.gpus ? " and GPU indices" : "");
+        snprintf (why, size, "%s with the same %d free core id%s%s", nodes,
+                  d.cores, plural (d.cores), d.gpus ? " and GPU indices" : "");
     }
 }
 

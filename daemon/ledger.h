@@ -114,6 +114,15 @@ double ledger_ready_at (const struct ledger *l, const struct step_shape *shape,
                         enum ledger_layout layout, const int *nodes, int n,
                         double now);
 
+/* When the shape could start, at the earliest, if every lease ends by its
+ * estimate (requests waiting before it aside): the time the fewest nodes
+ * that could hold it would hold it. -1 when that is not known: a lease it
+ * waits on stated no duration, or it never fits. For people (berth run
+ * -v); the queue itself uses ledger_ready_at. */
+double ledger_start_estimate (const struct ledger *l,
+                              const struct step_shape *shape,
+                              enum ledger_layout layout, double now);
+
 /* Free a lease. An unknown or already released id is an error (code
  * "not_found") and changes nothing. */
 int ledger_release (struct ledger *l, uint64_t id, berth_error_t *err);

@@ -14,6 +14,8 @@ void pending_free (struct pending *p)
 {
     if (!p)
         return;
+    if (p->wait_id)
+        journal_unwait (p->conn->d, p);
     if (p->timer)
         event_free (p->timer);
     json_decref (p->id);
@@ -85,10 +87,11 @@ static void timeout_cb (evutil_socket_t fd, short what, void *arg)
     needs_text (p, needs, sizeof (needs));
     if (p->ticket && entry_of (d, p->ticket, &info) == 0 && info.reason)
         snprintf (why, sizeof (why), "; %s", info.reason);
-    errprintf_code (&e, PROTO_ERR_TIMEOUT, "%s%s%s: waited %.0f s for %s%s",
+    errprintf_code (&e, PROTO_ERR_TIMEOUT, "%s%s%s: waited %.*f s for %s%s",
                     p->acq.step.label ? "step '" : "",
                     p->acq.step.label ? p->acq.step.label : "",
-                    p->acq.step.label ? "'" : "request", p->acq.step.timeout,
+                    p->acq.step.label ? "'" : "request",
+                    p->acq.step.timeout < 10 ? 1 : 0, p->acq.step.timeout,
                     needs, why);
     pending_unlink (d, p);
     pending_reply_error (d, p, &e);
@@ -211,6 +214,8 @@ void queue_submit (struct berthd *d, struct pending *p)
         .shape = p->shape, .layout = p->layout, .label = p->acq.step.label,
         .priority = p->acq.step.priority, .timeout = -1,
         .owner = (uint64_t) (uintptr_t) c, .duration = p->acq.duration,
+        .since = p->resumed ? now_mono () - (now_wall () - p->since) : 0,
+        .why = why,
     };
     if (waitqueue_add (d->queue, &wr, now_mono (), &p->ticket, &err) < 0) {
         pending_reply_error (d, p, &err);
@@ -219,12 +224,12 @@ void queue_submit (struct berthd *d, struct pending *p)
     }
     d->npending++;
     p->added = now_mono ();
-    if (!was_empty) {
-        /* Others wait: the queue decides (backfill, starvation bound). */
-        queue_run (d);
-        if (c->pending != p)
-            return;           /* granted */
-    }
+    /* The queue decides (backfill, starvation bound) and, where it was
+     * empty, tries the request once more so that its reason is known at
+     * once: "not tried yet" never shows. */
+    queue_run (d);
+    if (c->pending != p)
+        return;               /* granted */
     struct waitqueue_entry_info info;
     const char *reason = entry_of (d, p->ticket, &info) == 0 && info.reason
                          && *info.reason ? info.reason : why;
@@ -247,6 +252,9 @@ void queue_submit (struct berthd *d, struct pending *p)
             return;
         }
     }
+    /* it waits: journaled, so that a restart can give its place back */
+    if (!p->wait_id)
+        journal_wait (d, p);
     events_emit (d, proto_event_waited (now_wall (), p->acq.step.label,
                                         entry_of (d, p->ticket, &info) == 0
                                         ? info.position : 0, reason));

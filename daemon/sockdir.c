@@ -8,24 +8,6 @@
 
 #include "sockdir.h"
 
-int sockdir_default_path (const char *xdg_runtime_dir, uid_t uid,
-                          const char *job, char *buf, size_t size,
-                          berth_error_t *err)
-{
-    int n;
-    if (!job || !*job || strchr (job, '/'))
-        job = "local";
-    if (xdg_runtime_dir && *xdg_runtime_dir == '/')
-        n = snprintf (buf, size, "%s/berth/%s.sock", xdg_runtime_dir, job);
-    else
-        n = snprintf (buf, size, "/tmp/berth-%u/%s.sock", (unsigned) uid, job);
-    struct sockaddr_un sa;
-    if (n < 0 || (size_t) n >= size || (size_t) n >= sizeof (sa.sun_path))
-        return errprintf (err, "socket path for job %s is too long (at most %zu "
-                          "bytes); give --socket", job, sizeof (sa.sun_path) - 1);
-    return 0;
-}
-
 int sockdir_secure (const char *dir, uid_t uid, int create, berth_error_t *err)
 {
     struct stat st;

@@ -1,5 +1,6 @@
-/* Where berthd's socket lives, and making that place safe: a directory this
- * user owns that nobody else can enter, no symlinks, a 0600 socket. */
+/* Making the place of berthd's socket safe: a directory this user owns that
+ * nobody else can enter, no symlinks, a 0600 socket. (Where the socket lives
+ * by default is the protocol's: protocol/socket_path.h.) */
 #ifndef BERTH_SOCKDIR_H
 #define BERTH_SOCKDIR_H
 
@@ -7,13 +8,6 @@
 #include <sys/types.h>
 
 #include "error.h"
-
-/* The default socket path for a job: <runtime>/berth/<job>.sock where
- * runtime is $XDG_RUNTIME_DIR (when given), else /tmp/berth-<uid>/<job>.sock.
- * job is the batch job id, or "local" outside a job. */
-int sockdir_default_path (const char *xdg_runtime_dir, uid_t uid,
-                          const char *job, char *buf, size_t size,
-                          berth_error_t *err);
 
 /* Make sure dir is safe to hold the socket. With create, a missing directory
  * is made with mode 0700 (its parent must exist). Refused: a symlink, not a

@@ -104,20 +104,30 @@ json_t *status_leases (struct berthd *d)
         json_t *o = proto_lease_json (&pl);
         if (!o)
             continue;
+        bool orphaned = !ls->detached && !ls->conn;
         json_object_update_new (o, json_pack (
-            "{s:f s:s s:b s:s s:i s:i s:o s:s}", "age_s", now - ls->granted,
+            "{s:f s:s s:b s:s s:i s:i s:o s:s s:o s:o}", "age_s",
+            now - ls->granted,
             "holder", ls->detached ? "detached" : ls->conn ? "connection"
                                                            : "orphaned",
             "local", ls->local, "needs", needs, "uid", (int) ls->uid,
             "peer_pid", (int) ls->peer_pid,
             "expires", ls->expires >= 0 ? json_real (ls->expires) : json_null (),
             "layout", ls->layout == LEDGER_SCHEDULER ? "scheduler"
-                                                     : "cpu_binding"));
+                                                     : "cpu_binding",
+            /* orphaned: held while berthd watches its holder's pid, or (it
+             * cannot) until reclaim_by */
+            "holder_watched", orphaned ? json_boolean (ls->reclaim_by < 0)
+                                       : json_null (),
+            "reclaim_by", orphaned && ls->reclaim_by >= 0
+                          ? json_real (ls->reclaim_by) : json_null ()));
         json_array_append_new (arr, o);
     }
     free (v);
     return arr;
 }
+
+#define STATUS_ESTIMATES 8
 
 json_t *status_queue (struct berthd *d)
 {
@@ -129,13 +139,21 @@ json_t *status_queue (struct berthd *d)
         const struct conn *c = (const struct conn *) (uintptr_t) in.owner;
         const struct pending *p = c->pending;
         step_shape_describe (in.shape, needs, sizeof (needs));
+        /* Each estimate walks the leases: the first few only, where it
+         * means something (further back, those before them decide). */
+        double start = in.position <= STATUS_ESTIMATES
+                       ? ledger_start_estimate (d->ledger, in.shape,
+                                                p ? p->layout : d->layout, now)
+                       : -1;
         json_array_append_new (arr, json_pack (
-            "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o}", "position", in.position,
-            "label", in.label, "needs", needs, "waited_s", now - in.added,
-            "why", in.reason ? in.reason : "", "priority", in.priority,
-            "overtaken", in.overtaken, "pid", (int) c->pid,
+            "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o s:i s:i s:o}", "position",
+            in.position, "label", in.label, "needs", needs, "waited_s",
+            now - in.added, "why", in.reason ? in.reason : "", "priority",
+            in.priority, "overtaken", in.overtaken, "pid", (int) c->pid,
             "timeout", p && p->acq.step.timeout >= 0
-                       ? json_real (p->acq.step.timeout) : json_null ()));
+                       ? json_real (p->acq.step.timeout) : json_null (),
+            "cores", in.shape->cores, "gpus", in.shape->gpus,
+            "start_in_s", start >= 0 ? json_real (start - now) : json_null ()));
     }
     return arr;
 }
@@ -175,14 +193,19 @@ json_t *resources_lease (struct berthd *d, const struct lease *ls)
     }
     for (int i = 0; i < ll->nnodes; i++) {
         const struct ledger_lease_node *ln = &ll->nodes[i];
+        /* the lease's ids: the ledger's, or those a local step srun placed
+         * reported (op placed) */
+        const int *cids = ls->placement.nodes[i].cores;
+        const int *gids = ll->nnodes == 1 && ls->placement.gpu_ids
+                          ? ls->placement.gpu_ids : ln->gpus;
         char *ids = malloc ((size_t) ln->ncores * 9 + 1);
         json_t *g = json_array ();
         for (int k = 0; g && k < ln->ngpus; k++)
-            json_array_append_new (g, json_integer (ln->gpus[k]));
+            json_array_append_new (g, json_integer (gids[k]));
         int64_t m = ls->shape.memory >= 0 ? ls->shape.memory
                     : ls->shape.budget >= 0 ? ln->memory : -1;
         if (!ids || !g
-            || idset_format (ln->cores, ln->ncores, ids,
+            || idset_format (cids, ln->ncores, ids,
                              (size_t) ln->ncores * 9 + 1) < 0
             || json_array_append_new (nodes, json_pack (
                    "{s:s s:s s:i s:i s:o s:o}", "name",

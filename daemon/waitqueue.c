@@ -75,8 +75,9 @@ void waitqueue_destroy (struct waitqueue *q)
 
 static bool before (const struct entry *a, const struct entry *b)
 {
-    return a->priority != b->priority ? a->priority > b->priority
-                                      : a->ticket < b->ticket;
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    return a->added != b->added ? a->added < b->added : a->ticket < b->ticket;
 }
 
 int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
@@ -100,10 +101,15 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
     e->shape = r->shape;
     e->layout = r->layout;
     e->priority = r->priority;
-    e->added = now;
+    e->added = r->since > 0 && r->since < now ? r->since : now;
     e->deadline = r->timeout >= 0 ? now + r->timeout : -1;
     e->duration = r->duration > 0 ? r->duration : -1;
-    snprintf (e->reason, sizeof (e->reason), "not tried yet");
+    if (r->why && *r->why) {
+        snprintf (e->why, sizeof (e->why), "%s", r->why);
+        snprintf (e->reason, sizeof (e->reason), "%s", r->why);
+    } else {
+        snprintf (e->reason, sizeof (e->reason), "not tried yet");
+    }
     int i = q->n;
     while (i > 0 && before (e, q->e[i - 1]))
         i--;

@@ -1,5 +1,6 @@
 /* Requests that do not fit yet wait here (50-daemon.md "Waiting"): arrival
- * order, higher priority first, with backfill (a later request that fits now
+ * order (a request sent again after a restart by its first arrival),
+ * higher priority first, with backfill (a later request that fits now
  * may start) bounded against starvation (once an entry has been overtaken N
  * times or waited T seconds, freed resources are held for it: the nodes
  * nearest to holding it take nothing new until it starts, while later
@@ -36,6 +37,12 @@ struct waitqueue_request {
     uint64_t owner;           /* the connection, for removal on disconnect */
     double duration;          /* seconds it expects to run; <= 0: not stated
                                  (so a zeroed request states none) */
+    double since;             /* a request sent again after a restart: when
+                                 it first arrived, on now's clock; it takes
+                                 its place from then. <= 0, or not before
+                                 now: it arrives now */
+    const char *why;          /* why it did not fit when tried before it was
+                                 queued (copied); NULL: not tried yet */
 };
 
 /* A request that left the queue: granted (lease != 0) or timed out. */

@@ -15,10 +15,10 @@ static const char *const op_names[] = {
     [PROTO_RELEASE] = "release",     [PROTO_RENDER] = "render",
     [PROTO_RESOURCES] = "resources", [PROTO_STATUS] = "status",
     [PROTO_WATCH] = "watch",         [PROTO_SHUTDOWN] = "shutdown",
-    [PROTO_RECLAIM] = "reclaim",
+    [PROTO_RECLAIM] = "reclaim",     [PROTO_PLACED] = "placed",
 };
 #define NOPS ((int) (sizeof (op_names) / sizeof (op_names[0])))
-#define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim"
+#define OP_LIST "hello, acquire, release, render, resources, status, watch, shutdown, reclaim, placed"
 
 static const char *const error_codes[] = {
     PROTO_ERR_INVALID_REQUEST, PROTO_ERR_UNSATISFIABLE, PROTO_ERR_TIMEOUT,
@@ -30,7 +30,9 @@ static const char *const error_codes[] = {
 static const char *const event_names[] = {
     [PROTO_EV_GRANTED] = "granted", [PROTO_EV_WAITED] = "waited",
     [PROTO_EV_RELEASED] = "released", [PROTO_EV_REFUSED] = "refused",
+    [PROTO_EV_ALLOCATION] = "allocation",
 };
+#define NEVENTS ((int) (sizeof (event_names) / sizeof (event_names[0])))
 
 const char *proto_error_code (const char *code)
 {
@@ -78,6 +80,9 @@ void proto_request_init (struct proto_request *req, enum proto_op op)
         req->render.ntasks = 1;
         req->render.memory_cap = -1;
         break;
+    case PROTO_PLACED:
+        req->placed.ngpu_ids = -1;
+        break;
     default:
         break;
     }
@@ -96,6 +101,11 @@ void proto_request_free (struct proto_request *req)
         break;
     case PROTO_RECLAIM:
         free (req->reclaim.lease);
+        break;
+    case PROTO_PLACED:
+        free (req->placed.lease);
+        free (req->placed.cores);
+        free (req->placed.gpu_ids);
         break;
     case PROTO_RENDER:
         placement_free (&req->render.placement);
@@ -138,6 +148,9 @@ void proto_event_free (struct proto_event *ev)
     proto_lease_free (&ev->lease);
     free (ev->label);
     free (ev->why);
+    free (ev->job_id);
+    free (ev->machine);
+    json_decref (ev->nodes);
     memset (ev, 0, sizeof (*ev));
     proto_lease_init (&ev->lease);
 }
@@ -343,10 +356,36 @@ static int unpack_error (const struct ctx *c, const json_error_t *je)
 
 /* ---- placements and launches ------------------------------------------ */
 
-static int decode_placement (const struct ctx *c, const json_t *v,
-                             struct placement *out)
+/* gpu_ids as one list per node ([[0, 1], [2, 3]]): each node its own. */
+static int decode_node_gpu_ids (const struct ctx *c, const json_t *v,
+                                struct placement *p)
 {
-    json_t *nodes, *cores, *gpus = NULL, *gpu_ids = NULL;
+    if (json_array_size (v) != (size_t) p->nnodes) {
+        char expect[96];
+        snprintf (expect, sizeof (expect), "an array of %d GPU id lists (one per node), "
+                  "or one list for every node", p->nnodes);
+        return bad (c, "placement.gpu_ids", expect, v);
+    }
+    p->node_gpu_ids = true;
+    p->gpus = 0;
+    for (int i = 0; i < p->nnodes; i++) {
+        char name[64];
+        struct placement_node *pn = &p->nodes[i];
+        snprintf (name, sizeof (name), "placement.gpu_ids[%d]", i);
+        if (get_ids (c, name, json_array_get (v, (size_t) i), &pn->gpu_ids,
+                     &pn->ngpu_ids) < 0)
+            return -1;
+        p->gpus += pn->ngpu_ids;
+    }
+    return 0;
+}
+
+/* nodes absent or [] with one core list (where unnamed_ok: a render, not a
+ * lease, which always names its nodes): one node the launcher chooses. */
+static int decode_placement (const struct ctx *c, const json_t *v,
+                             bool unnamed_ok, struct placement *out)
+{
+    json_t *nodes = NULL, *cores, *gpus = NULL, *gpu_ids = NULL;
     json_error_t je;
     struct placement p = { 0 };
     char where[64];
@@ -354,16 +393,25 @@ static int decode_placement (const struct ctx *c, const json_t *v,
 
     snprintf (where, sizeof (where), "%s: placement", c->where);
     pc.where = where;
-    if (json_unpack_ex ((json_t *) v, &je, 0, "{s:o s:o s?o s?o !}",
+    if (json_unpack_ex ((json_t *) v, &je, 0, "{s?o s:o s?o s?o !}",
                         "nodes", &nodes, "cores", &cores, "gpus", &gpus,
                         "gpu_ids", &gpu_ids) < 0)
         return unpack_error (&pc, &je);
     size_t n = json_array_size (nodes);
-    if (!json_is_array (nodes) || n == 0 || n > PROTO_MAX_COUNT)
-        return bad (c, "placement.nodes", "a non-empty array of node names", nodes);
+    bool unnamed = absent (nodes) || (json_is_array (nodes) && n == 0);
+    if (unnamed && !unnamed_ok)
+        return bad (c, "placement.nodes", "a non-empty array of node names",
+                    nodes ? nodes : json_null ());
+    if ((!unnamed && !json_is_array (nodes)) || n > PROTO_MAX_COUNT)
+        return bad (c, "placement.nodes", "an array of node names (empty or left out: "
+                    "one core list for the launcher's own node)", nodes);
+    if (unnamed)
+        n = 1;
     if (!json_is_array (cores) || json_array_size (cores) != n) {
-        char expect[64];
-        snprintf (expect, sizeof (expect), "an array of %zu core id lists (one per node)", n);
+        char expect[96];
+        snprintf (expect, sizeof (expect), unnamed
+                  ? "one core id list ([[...]]) when nodes are not named"
+                  : "an array of %zu core id lists (one per node)", n);
         return bad (c, "placement.cores", expect, cores);
     }
     if (!(p.nodes = calloc (n, sizeof (*p.nodes))))
@@ -373,17 +421,24 @@ static int decode_placement (const struct ctx *c, const json_t *v,
         p.nnodes = (int) i + 1;   /* so that a failure frees this node too */
         snprintf (name, sizeof (name), "placement.nodes[%zu]", i);
         struct placement_node *pn = &p.nodes[i];
-        if (need (c, name, json_array_get (nodes, i), "a node name") < 0
-            || get_name (c, name, json_array_get (nodes, i), &pn->name) < 0)
+        if (!unnamed
+            && (need (c, name, json_array_get (nodes, i), "a node name") < 0
+                || get_name (c, name, json_array_get (nodes, i), &pn->name) < 0))
             goto fail;
         snprintf (name, sizeof (name), "placement.cores[%zu]", i);
         if (get_ids (c, name, json_array_get (cores, i), &pn->cores, &pn->ncores) < 0)
             goto fail;
     }
-    if (!absent (gpu_ids)
-        && get_ids (c, "placement.gpu_ids", gpu_ids, &p.gpu_ids, &p.ngpu_ids) < 0)
-        goto fail;
-    p.gpus = p.ngpu_ids;
+    if (json_is_array (json_array_get (gpu_ids, 0))) {
+        if (decode_node_gpu_ids (c, gpu_ids, &p) < 0)
+            goto fail;
+    }
+    else {
+        if (!absent (gpu_ids)
+            && get_ids (c, "placement.gpu_ids", gpu_ids, &p.gpu_ids, &p.ngpu_ids) < 0)
+            goto fail;
+        p.gpus = p.ngpu_ids;
+    }
     if (get_i (c, "placement.gpus", gpus, 0, PROTO_MAX_COUNT, &p.gpus) < 0)
         goto fail;
     *out = p;
@@ -419,12 +474,23 @@ static json_t *placement_json (const struct placement *p)
 {
     json_t *nodes = json_array (), *cores = json_array (), *gpu_ids = NULL;
     for (int i = 0; nodes && cores && i < p->nnodes; i++)
-        if (json_array_append_new (nodes, json_string (p->nodes[i].name)) < 0
+        if ((!p->nodes[i].name && p->nnodes > 1)   /* only one node goes unnamed */
+            || (p->nodes[i].name
+                && json_array_append_new (nodes, json_string (p->nodes[i].name)) < 0)
             || json_array_append_new (cores, ids_json (p->nodes[i].cores,
                                                        p->nodes[i].ncores)) < 0)
             goto fail;
-    /* Zero GPUs are stated as such; unknown indices of some GPUs are null. */
-    if (p->ngpu_ids > 0 || p->gpus == 0)
+    /* Zero GPUs are stated as such; unknown indices of some GPUs are null;
+     * per-node ids are one list per node. */
+    if (p->node_gpu_ids) {
+        if (!(gpu_ids = json_array ()))
+            goto fail;
+        for (int i = 0; i < p->nnodes; i++)
+            if (json_array_append_new (gpu_ids, ids_json (p->nodes[i].gpu_ids,
+                                                          p->nodes[i].ngpu_ids)) < 0)
+                goto fail;
+    }
+    else if (p->ngpu_ids > 0 || p->gpus == 0)
         if (!(gpu_ids = ids_json (p->gpu_ids, p->ngpu_ids)))
             goto fail;
     if (p->nnodes < 1)
@@ -629,7 +695,7 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
         *gpt = NULL, *min_gpt = NULL, *memory = NULL, *min_memory = NULL,
         *span = NULL, *local = NULL, *label = NULL, *priority = NULL,
         *timeout = NULL, *wait = NULL, *argv = NULL, *detach = NULL, *ttl = NULL,
-        *owner = NULL, *env = NULL, *duration = NULL;
+        *owner = NULL, *env = NULL, *duration = NULL, *resume = NULL;
     json_error_t je;
     struct step_request *s = &a->step;
 
@@ -644,7 +710,7 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
                         "local", &local, "env", &env) != 0
         && unpack_request (o, &je,
                         "{s:o s:o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o"
-                        " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
+                        " s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o s?o !}",
                         "op", &skip, "id", &skip, "ntasks", &ntasks,
                         "cpus_per_task", &cpt, "min_tasks", &min_tasks,
                         "min_cpus_per_task", &min_cpt, "cores", &cores,
@@ -654,7 +720,8 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
                         "may_span_nodes", &span, "local", &local, "label", &label,
                         "priority", &priority, "timeout", &timeout, "wait", &wait,
                         "argv", &argv, "detach", &detach, "ttl", &ttl,
-                        "owner_pid", &owner, "env", &env, "duration", &duration) < 0)
+                        "owner_pid", &owner, "env", &env, "duration", &duration,
+                        "resume", &resume) < 0)
         return unpack_error (c, &je);
 
     const struct { const char *name; json_t *v; int *dst; int min; } counts[] = {
@@ -689,7 +756,8 @@ static int decode_acquire (const struct ctx *c, json_t *o, struct proto_acquire 
         || get_seconds (c, "ttl", ttl, PROTO_MAX_SECONDS, &a->ttl) < 0
         || get_i (c, "owner_pid", owner, 1, PROTO_MAX_PID, &a->owner_pid) < 0
         || get_bool (c, "env", env, &a->env) < 0
-        || get_seconds (c, "duration", duration, PROTO_MAX_SECONDS, &a->duration) < 0)
+        || get_seconds (c, "duration", duration, PROTO_MAX_SECONDS, &a->duration) < 0
+        || get_bool (c, "resume", resume, &a->resume) < 0)
         return -1;
     s->memory = mem;
     s->min_memory = min_mem;
@@ -714,7 +782,7 @@ static int decode_render (const struct ctx *c, json_t *o, struct proto_render *r
         return unpack_error (c, &je);
     if (need (c, "placement", placement, "an object") < 0
         || need (c, "argv", argv, "a non-empty array of strings") < 0
-        || decode_placement (c, placement, &r->placement) < 0
+        || decode_placement (c, placement, true, &r->placement) < 0
         || get_i (c, "ntasks", ntasks, 1, PROTO_MAX_COUNT, &r->ntasks) < 0
         || get_i (c, "cpus_per_task", cpt, 1, PROTO_MAX_COUNT, &r->cpus_per_task) < 0
         || get_int (c, "memory_cap", cap, 1, PROTO_MAX_MEMORY_MB, &cap_v) < 0
@@ -740,7 +808,7 @@ static int decode_lease_op (const struct ctx *c, json_t *o, bool required,
 
 static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
 {
-    json_t *skip, *v = NULL;
+    json_t *skip, *v = NULL, *cores = NULL, *gpus = NULL;
     json_error_t je;
 
     switch (r->op) {
@@ -754,13 +822,29 @@ static int decode_body (const struct ctx *c, json_t *o, struct proto_request *r)
         return decode_lease_op (c, o, true, &r->reclaim.lease);
     case PROTO_RENDER:
         return decode_render (c, o, &r->render);
+    case PROTO_PLACED:
+        if (unpack_request (o, &je, "{s:o s:o s:o s:o s?o !}", "op", &skip, "id", &skip,
+                            "lease", &v, "cores", &cores, "gpu_ids", &gpus) < 0)
+            return unpack_error (c, &je);
+        if (get_name (c, "lease", v, &r->placed.lease) < 0
+            || get_ids (c, "cores", cores, &r->placed.cores, &r->placed.ncores) < 0
+            || (!absent (gpus) && get_ids (c, "gpu_ids", gpus, &r->placed.gpu_ids,
+                                           &r->placed.ngpu_ids) < 0))
+            return -1;
+        if (r->placed.ncores < 1)
+            return bad (c, "cores", "a non-empty array of ids", cores);
+        return 0;
     case PROTO_RESOURCES:
         return decode_lease_op (c, o, false, &r->resources.lease);
-    case PROTO_STATUS:
-        if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
-                            "time_left", &v) < 0)
+    case PROTO_STATUS: {
+        json_t *q = NULL;
+        if (unpack_request (o, &je, "{s:o s:o s?o s?o !}", "op", &skip, "id", &skip,
+                            "time_left", &v, "queue_only", &q) < 0)
             return unpack_error (c, &je);
-        return get_bool (c, "time_left", v, &r->status.time_left);
+        if (get_bool (c, "time_left", v, &r->status.time_left) < 0)
+            return -1;
+        return get_bool (c, "queue_only", q, &r->status.queue_only);
+    }
     case PROTO_WATCH:
         if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
                             "history", &v) < 0)
@@ -911,6 +995,8 @@ static int encode_acquire (json_t *o, const struct proto_acquire *a)
         rc |= set_new (o, "env", json_true ());
     if (a->duration >= 0)
         rc |= set_new (o, "duration", json_real (a->duration));
+    if (a->resume)
+        rc |= set_new (o, "resume", json_true ());
     return rc;
 }
 
@@ -952,6 +1038,14 @@ json_t *proto_encode_request (const struct proto_request *req)
     case PROTO_RENDER:
         rc = o && req->render.argv ? encode_render (o, &req->render) : -1;
         break;
+    case PROTO_PLACED:
+        rc = o && req->placed.lease && req->placed.ncores > 0
+             ? set_new (o, "lease", json_string (req->placed.lease))
+               | set_new (o, "cores", ids_json (req->placed.cores, req->placed.ncores))
+               | (req->placed.ngpu_ids < 0 ? 0 : set_new (o, "gpu_ids", ids_json (
+                      req->placed.gpu_ids, req->placed.ngpu_ids)))
+             : -1;
+        break;
     case PROTO_RESOURCES:
         if (o && req->resources.lease)
             rc = set_new (o, "lease", json_string (req->resources.lease));
@@ -959,6 +1053,8 @@ json_t *proto_encode_request (const struct proto_request *req)
     case PROTO_STATUS:
         if (o && req->status.time_left)
             rc = set_new (o, "time_left", json_true ());
+        if (o && rc == 0 && req->status.queue_only)
+            rc = set_new (o, "queue_only", json_true ());
         break;
     case PROTO_WATCH:
         if (o && req->watch.history)
@@ -1148,6 +1244,14 @@ json_t *proto_event_refused (double time, const char *label, const berth_error_t
                       why && why->code ? why->code : PROTO_ERR_INTERNAL, "message", text);
 }
 
+json_t *proto_event_allocation (double time, const char *job_id, const char *machine,
+                                json_t *nodes)
+{
+    return nodes ? json_pack ("{s:s s:f s:s? s:s? s:o}", "event", "allocation", "time",
+                              time, "job_id", job_id, "machine", machine, "nodes", nodes)
+                 : NULL;
+}
+
 char *proto_line (const json_t *msg)
 {
     char *s = msg ? json_dumps (msg, JSON_COMPACT) : NULL;
@@ -1229,6 +1333,15 @@ int proto_decode_hello_reply (const json_t *msg, int *version, berth_error_t *er
     return 0;
 }
 
+int proto_decode_placement (const json_t *v, struct placement *out,
+                            berth_error_t *err)
+{
+    struct ctx c = { "placement", PROTO_ERR_INVALID_REQUEST, err };
+    if (!json_is_object (v))
+        return bad (&c, "placement", "an object", v);
+    return decode_placement (&c, v, true, out);
+}
+
 /* Replies are read leniently: a later server may add members. */
 int proto_decode_lease (const json_t *msg, struct proto_lease *out, berth_error_t *err)
 {
@@ -1251,7 +1364,7 @@ int proto_decode_lease (const json_t *msg, struct proto_lease *out, berth_error_
         return -1;
     if (get_name (&c, "lease", id, &l.id) < 0
         || get_name (&c, "label", label, &l.label) < 0
-        || decode_placement (&c, placement, &l.placement) < 0
+        || decode_placement (&c, placement, false, &l.placement) < 0
         || get_int (&c, "memory_cap", cap, 0, PROTO_MAX_MEMORY_MB, &cap_v) < 0
         || get_int (&c, "budget_mb", budget, 0, PROTO_MAX_MEMORY_MB, &budget_v) < 0
         || decode_launch (&c, argv, delta, &l.launch) < 0
@@ -1277,6 +1390,45 @@ int proto_decode_render_reply (const json_t *msg, struct launch *launch,
     return decode_launch (&c, argv, json_object_get (msg, "env_delta"), launch);
 }
 
+/* The allocation event's nodes, each checked as the report will read it. */
+static int decode_allocation_event (const struct ctx *c, const json_t *msg,
+                                    struct proto_event *ev)
+{
+    json_t *job = NULL, *machine = NULL, *nodes = NULL, *node;
+    size_t i;
+    json_unpack ((json_t *) msg, "{s?o s?o s?o}", "job_id", &job, "machine", &machine,
+                 "nodes", &nodes);
+    if (get_name (c, "job_id", job, &ev->job_id) < 0
+        || get_name (c, "machine", machine, &ev->machine) < 0)
+        return -1;
+    if (!json_is_array (nodes) || json_array_size (nodes) == 0)
+        return bad (c, "nodes", "a non-empty array of nodes", nodes ? nodes : json_null ());
+    json_array_foreach (nodes, i, node) {
+        char field[48], *name = NULL;
+        int n = 0;
+        json_t *cores = json_object_get (node, "cores");
+        snprintf (field, sizeof (field), "nodes[%zu]", i);
+        if (!json_is_object (node))
+            return bad (c, field, "an object", node);
+        snprintf (field, sizeof (field), "nodes[%zu].name", i);
+        if (need (c, field, json_object_get (node, "name"), "a node name") < 0
+            || get_name (c, field, json_object_get (node, "name"), &name) < 0)
+            return -1;
+        free (name);
+        snprintf (field, sizeof (field), "nodes[%zu].cores", i);
+        if (!json_is_string (cores))
+            return bad (c, field, "a core id set such as \"0-127\"", cores ? cores : json_null ());
+        snprintf (field, sizeof (field), "nodes[%zu].ncores", i);
+        if (get_i (c, field, json_object_get (node, "ncores"), 0, PROTO_MAX_COUNT, &n) < 0)
+            return -1;
+        snprintf (field, sizeof (field), "nodes[%zu].gpus", i);
+        if (get_i (c, field, json_object_get (node, "gpus"), 0, PROTO_MAX_COUNT, &n) < 0)
+            return -1;
+    }
+    ev->nodes = json_incref (nodes);
+    return 0;
+}
+
 int proto_decode_event (const json_t *msg, struct proto_event *out, berth_error_t *err)
 {
     struct ctx c = { "event", PROTO_ERR_INTERNAL, err };
@@ -1290,10 +1442,11 @@ int proto_decode_event (const json_t *msg, struct proto_event *out, berth_error_
     if (json_unpack_ex ((json_t *) msg, &je, 0, "{s:o s:o}", "event", &name, "time",
                         &time) < 0)
         return unpack_error (&c, &je);
-    while (k < 4 && !(json_is_string (name) && !strcmp (json_string_value (name), event_names[k])))
+    while (k < NEVENTS && !(json_is_string (name)
+                            && !strcmp (json_string_value (name), event_names[k])))
         k++;
-    if (k == 4)
-        return bad (&c, "event", "granted, waited, released or refused", name);
+    if (k == NEVENTS)
+        return bad (&c, "event", "granted, waited, released, refused or allocation", name);
     ev.kind = (enum proto_event_kind) k;
     if (!json_is_number (time))
         return bad (&c, "time", "a number", time);
@@ -1332,6 +1485,10 @@ int proto_decode_event (const json_t *msg, struct proto_event *out, berth_error_
             goto fail;
         errprintf_code (&ev.error, proto_error_code (code) ? proto_error_code (code) : "error",
                         "%s", message);
+        break;
+    case PROTO_EV_ALLOCATION:
+        if (decode_allocation_event (&c, msg, &ev) < 0)
+            goto fail;
         break;
     }
     *out = ev;

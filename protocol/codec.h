@@ -55,6 +55,7 @@ enum proto_op {
     PROTO_WATCH,
     PROTO_SHUTDOWN,
     PROTO_RECLAIM,              /* take back a lease orphaned by a restart */
+    PROTO_PLACED,               /* a step tells the CPUs it really got */
 };
 
 const char *proto_op_name (enum proto_op op);
@@ -70,6 +71,8 @@ struct proto_acquire {
     bool env;                   /* reply also carries the BERTH_* variables */
     double duration;            /* seconds the step expects to run; < 0: not
                                    stated (checked against the job's end) */
+    bool resume;                /* sent again after a restart of berthd: take
+                                   back its place (PROTOCOL.md "Reconnecting") */
 };
 
 struct proto_render {
@@ -91,10 +94,15 @@ struct proto_request {
         struct { char *lease; } resources;          /* NULL: the whole allocation */
         struct { bool history; } watch;
         /* time_left: find the job's end even if that costs one scheduler
-         * query (otherwise status shows it only when already known) */
-        struct { bool time_left; } status;
+         * query (otherwise status shows it only when already known);
+         * queue_only: the queue without the allocation and the leases
+         * (cheap enough to ask once a second while a request waits) */
+        struct { bool time_left, queue_only; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
+        /* the real core ids (and GPU indices, ngpu_ids < 0: not stated)
+         * of a local step the scheduler placed */
+        struct { char *lease; int *cores; int ncores; int *gpu_ids; int ngpu_ids; } placed;
     };
 };
 
@@ -155,6 +163,7 @@ enum proto_event_kind {
     PROTO_EV_WAITED,
     PROTO_EV_RELEASED,
     PROTO_EV_REFUSED,
+    PROTO_EV_ALLOCATION,          /* berthd started: the allocation it serves */
 };
 
 struct proto_event {
@@ -165,6 +174,9 @@ struct proto_event {
     int position;                 /* waited: place in the queue, 1 = next */
     char *why;                    /* waited: why; released: the reason */
     berth_error_t error;          /* refused */
+    char *job_id, *machine;       /* allocation: either may be NULL */
+    json_t *nodes;                /* allocation: [{name, cores (id set text),
+                                   * ncores, gpus}], each checked */
 };
 
 json_t *proto_event_granted (double time, const struct proto_lease *lease);
@@ -175,6 +187,9 @@ json_t *proto_event_released (double time, const char *lease,
                               const char *label, const char *reason);
 json_t *proto_event_refused (double time, const char *label,
                              const berth_error_t *why);
+/* nodes: taken over (see struct proto_event). */
+json_t *proto_event_allocation (double time, const char *job_id, const char *machine,
+                                json_t *nodes);
 
 /* A message as one line: compact JSON and '\n', malloc'd; NULL on failure. */
 char *proto_line (const json_t *msg);
@@ -192,6 +207,9 @@ int proto_decode_hello_reply (const json_t *msg, int *version,
                               berth_error_t *err);
 int proto_decode_lease (const json_t *msg, struct proto_lease *lease,
                         berth_error_t *err);   /* acquire reply or lease object */
+/* A placement object as a render request takes it (nodes may be left out). */
+int proto_decode_placement (const json_t *v, struct placement *out,
+                            berth_error_t *err);
 int proto_decode_render_reply (const json_t *msg, struct launch *launch,
                                berth_error_t *err);
 int proto_decode_event (const json_t *msg, struct proto_event *ev,

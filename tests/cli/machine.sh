@@ -30,6 +30,27 @@ check_machine aurora "" 102 0 102 960000
 check_machine aurora oneapi-ifxgpu 96 12 12 960000
 check_machine polaris "" 32 4 4 480000
 check_machine polaris gnu 32 0 32 480000
+# the compilers each machine knows, which is in force and why
+out=$("${M[@]}" --machine frontier --json)
+expect_true "frontier lists its compiler sections" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); c = {x["name"]: x for x in d["compilers"]}
+assert d["compiler"] == "craygnu", d["compiler"]
+assert "[build] compiler" in d["compiler_why"] and "frontier.cfg" in d["compiler_why"], d["compiler_why"]
+assert c["craygnu"]["in_force"] and c["craygnu"]["section"] is None, c["craygnu"]
+assert c["craygnu"]["gpus_per_node"] == 0, c["craygnu"]
+g = c["craygnu-mphipcc"]
+assert g["section"] == "parallel.craygnu_mphipcc" and g["gpus_per_node"] == 8 and not g["in_force"], g
+assert sum(x["in_force"] for x in d["compilers"]) == 1
+' "$out"
+out=$("${M[@]}" --machine aurora --compiler oneapi-ifxgpu)
+expect_true "aurora text view: the GPU section marked" grep -Eq '^ +\* oneapi-ifxgpu +\[parallel.oneapi_ifxgpu\] +12 GPUs per node' <<<"$out"
+expect_true "aurora text view: why" grep -q 'compiler  *oneapi-ifxgpu (given (--compiler): \[parallel.oneapi_ifxgpu\] over \[parallel\])' <<<"$out"
+expect_fail "unknown compiler" 1 "machine aurora has no compiler 'oneapi': it knows oneapi-ifx and oneapi-ifxgpu" \
+    "${M[@]}" --machine aurora --compiler oneapi
+expect_fail "unknown compiler on a machine listing none: a warning" 0 "warning: machine localhost has no \\[parallel.foo\\] section and lists no \\[build\\] compilers" \
+    "${M[@]}" --machine localhost --compiler foo
+
 for m in compy dane chicoma-cpu improv; do
     expect_true "machine $m loads" "${M[@]}" --machine "$m" --json
 done
@@ -84,6 +105,51 @@ printf '[parallel]\ncores_per_node = 256\nmax_mpi_tasks_per_node = 256\n' > "$TM
 out=$("${M[@]}" --machine pm-cpu --config "$TMP/ht.cfg" --json)
 expect_true "user file overrides a key" python3 -c '
 import json, sys; d = json.loads(sys.argv[1]); assert d["cores_per_node"] == 256 and d["memory_per_node"] == 515100, d
+' "$out"
+
+# the machine search path (issue 16): --machine-path, then BERTH_MACHINE_PATH,
+# then the shipped files; berth machine says which file it read and why
+mdata=${BERTH_TESTDATA:-$(dirname "$0")/../data}/machines
+out=$(env -u BERTH_MACHINES_DIR BERTH_MACHINE_PATH="/no/such:$mdata/path-b:$mdata/path-a" "${M[@]}" --machine pm-cpu --json)
+expect_true "BERTH_MACHINE_PATH: the first directory that has it" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["cores_per_node"] == 22 and d["file"].endswith("path-b/pm-cpu.cfg"), d
+assert "BERTH_MACHINE_PATH entry 2" in d["file_why"], d["file_why"]
+' "$out"
+out=$(BERTH_MACHINE_PATH="$mdata/path-b" "${M[@]}" --machine-path "$mdata/path-a" --machine pm-cpu)
+expect_true "--machine-path before BERTH_MACHINE_PATH, and the file line" grep -Eq \
+    "^file +.*path-a/pm-cpu.cfg \(found in .*path-a \(--machine-path\)\)$" <<<"$out"
+expect_true "shipped: the file line says so" bash -c '"$1" machine --machine pm-cpu | grep -Eq "^file +machines/pm-cpu.cfg \(shipped with berth"' _ "$BERTH"
+expect_fail "--machine-path that is no directory" 1 "--machine-path /no/such/dir: No such file" \
+    "${M[@]}" --machine-path /no/such/dir --machine pm-cpu
+expect_fail "no [parallel]: the clear error, naming the file" 1 \
+    "machine noparallel \(.*path-b/noparallel.cfg\): \[parallel\] system is not set" \
+    "${M[@]}" --machine-path "$mdata/path-b" --machine noparallel
+site=${BERTH_SRCDIR:-$(dirname "$0")/../..}/../shared/site-machines
+if [[ -d $site ]]; then
+    out=$(BERTH_MACHINE_PATH=$site "${M[@]}" --machine pm-cpu)
+    expect_true "the site's own pm-cpu.cfg" grep -Eq "^file +$site/pm-cpu.cfg \(found in $site \(BERTH_MACHINE_PATH entry 1\)\)$" <<<"$out"
+    for m in andes bebop default; do
+        expect_fail "site $m.cfg: no [parallel]" 1 "machine $m \($site/$m.cfg\): \[parallel\] system is not set" \
+            env BERTH_MACHINE_PATH="$site" "${M[@]}" --machine "$m"
+    done
+else
+    echo "SKIP (part): no $site; the site files' search-path checks did not run" >&2
+fi
+
+# --config naming no system layers over the machine chosen without it
+# (issue 17: it became a machine named after the file, "system is not set")
+out=$(env -u SLURM_JOB_ID -u PBS_JOBID BERTH_MACHINE=pm-cpu "${M[@]}" --config "$mdata/gpu.cfg" --json)
+expect_true "--config gpu.cfg over BERTH_MACHINE=pm-cpu" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["machine"] == "pm-cpu" and d["gpus_per_node"] == 2 and d["cores_per_node"] == 128, d
+assert d["chosen_why"].startswith("BERTH_MACHINE=pm-cpu, with --config "), d["chosen_why"]
+' "$out"
+out=$(env -u SLURM_JOB_ID -u PBS_JOBID -u BERTH_MACHINE "${M[@]}" --config "$mdata/gpu.cfg" --json)
+expect_true "--config gpu.cfg over the localhost default" python3 -c '
+import json, sys; d = json.loads(sys.argv[1]); assert d["machine"] == "localhost" and d["gpus_per_node"] == 2, d
 ' "$out"
 
 # errors

@@ -73,8 +73,28 @@ for p in berth.1 berthd.8 berth-protocol.7; do
     grep -q '^\.TH ' "$man/$p" && grep -q '^\.SH NAME' "$man/$p" && grep -q '^\.SH SEE ALSO' "$man/$p" && ok \
         || not_ok "$p lacks .TH, NAME or SEE ALSO"
 done
+# the files the help texts, the man pages and the README name ship in the
+# repository: no .md file that is not there, nothing outside it (../shared)
+src=${BERTH_SRCDIR:-$(dirname "$0")/../..}
+texts=$TMP/texts
+: >"$texts"
+for c in $cmds; do "$BERTH" "$c" --help >>"$texts" 2>&1; done
+"$BERTHD" --help >>"$texts" 2>&1
+cat "$man"/*.[178] "$src/protocol/PROTOCOL.md" >>"$texts"
+for f in $(grep -oE '[A-Za-z0-9_./-]+\.md' "$texts" | sort -u); do
+    [[ -n $(find "$src" -name "$(basename "$f")" -not -path '*/.git/*' | head -1) ]] && ok \
+        || not_ok "the docs name $f, which is not in the repository"
+done
+grep -n '\.\./shared/brief' "$texts" "$src/README.md" && not_ok "the docs point at ../shared/brief, outside the repository" || ok
+# --socket says the default that is used: $BERTH_SOCKET, else the path berthd
+# listens on by default, and which that is here
+for c in run acquire release status shutdown; do
+    h=$(env -u BERTH_SOCKET XDG_RUNTIME_DIR=/run/x SLURM_JOB_ID=77 "$BERTH" "$c" --help | tr -s ' \n' ' ')
+    [[ $h == *'$BERTH_SOCKET, else'*'/tmp/berth-UID/JOB.sock'*'here: /run/x/berth/77.sock'* ]] && ok \
+        || not_ok "berth $c --help does not say the socket default in force: $h"
+done
 # every op and event of the protocol is in berth-protocol(7)
-for w in hello acquire release render resources status watch shutdown reclaim granted waited released refused; do
+for w in hello acquire release render resources status watch shutdown reclaim placed granted waited released refused; do
     grep -qE "^\.B $w\$" "$man/berth-protocol.7" && ok || not_ok "berth-protocol(7) does not describe '$w'"
 done
 finish

@@ -14,7 +14,7 @@ gen() {
         case $sys in
             slurm) specs=(slurm:25.11 slurm:20.02) ;;
             pbs) specs=(pals none) ;;
-            *) specs=(taskset none) ;;
+            *) specs=(openmpi mpich taskset none) ;;
         esac
         for c in "${comps[@]}"; do
             cc=(); [[ -n $c ]] && cc=(--compiler "$c")
@@ -30,8 +30,11 @@ gen() {
                     printf '%s %s %s %s: %s\n' "$m" "${c:--}" "$spec" "$name" "$out"
                 }
                 run_case "unplaced 4x2" -n 4 -c 2 -- ./exe
+                run_case "unplaced 4x0" -n 4 -- ./exe
                 [[ $gpus -gt 0 ]] && run_case "unplaced 4x2 1gpt" -n 4 -c 2 --gpus-per-task 1 -- ./exe
                 run_case "placed 2x2 cap" -n 2 -c 2 --place-nodes n1 --place-cores 0-3 --memory-cap 1000 -- ./run
+                run_case "placed 2x2 unnamed" -n 2 -c 2 --place-cores 2-4,6 -- ./run
+                [[ $m == localhost ]] && run_case "placed cores 2" --cores 2 --place-cores 2-3 -- ./run
                 [[ $m == localhost ]] || run_case "placed 4x1 2 nodes" -n 4 -c 1 --place-nodes n1,n2 --place-cores '0-1;0-1' -- ./run
                 [[ $gpus -gt 0 ]] && run_case "placed 2x2 gpu" -n 2 -c 2 --place-nodes n1 --place-cores 0-3 --place-gpus 1 --place-gpu-ids 1 -- ./run
             done

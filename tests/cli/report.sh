@@ -37,11 +37,17 @@ for g in groups:
     leases.add(re.search(r" · (L\d+) · ", t.text).group(1))
 if len(leases) != steps:
     sys.exit(f"{len(leases)} leases drawn, want {steps}")
-waits = [r for r in root.iter(ns + "rect") if r.get("class") == "wait"]
-if len(waits) < 2:
+waits = [r for g in groups for r in g.iter(ns + "rect") if r.get("class") == "wait"]
+queued = [p for p in root.iter(ns + "path") if p.get("class") == "queued"]
+cores = "one row per core" in "".join(root.itertext())
+if cores:
+    # by core no wait is painted over a core's row: one band counts them
+    if len(waits) != 0 or len(queued) != 1:
+        sys.exit(f"by core: {len(waits)} hatched waits on rows, {len(queued)} queue bands")
+elif len(waits) < 2:
     sys.exit("no wait shaded")
 text = "".join(root.itertext())
-for want in ("makespan", "mean utilisation", "longest wait", "blank = idle", "waiting for room"):
+for want in ("makespan", "mean utilisation", "longest wait", "waiting for room"):
     if want not in text:
         sys.exit(f"'{want}' missing from the picture")
 PY
@@ -68,6 +74,93 @@ json.dump(a, open(sys.argv[1], "w"))
 PY
 "$BERTH" report "$TMP/events.jsonl" --allocation "$TMP/alloc.json" --svg "$TMP/a.svg" >"$TMP/out" 2>"$TMP/err" && ok || not_ok "--allocation: $(cat "$TMP/err")"
 grep -q "^steps 300 on 9 nodes, 288 cores" "$TMP/out" && grep -q ">idle01</text>" "$TMP/a.svg" && ok || not_ok "idle node: $(head -1 "$TMP/out")"
+
+# ---- --json: the figures, per step and per label family ----
+"$BERTH" report "$TMP/events.jsonl" --json >"$TMP/r.json" 2>"$TMP/err" && ok || not_ok "--json: $(cat "$TMP/err")"
+python3 - "$TMP/r.json" "$TMP/events.jsonl" <<'PY' && ok || not_ok "the --json figures"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ev = [json.loads(l) for l in open(sys.argv[2])]
+grants = [e for e in ev if e["event"] == "granted"]
+assert r["steps_count"] == 300 == len(r["steps"]), r["steps_count"]
+assert r["nodes"] == 8 and r["cores"] == 256 and r["refused"] == 1
+times = [e["time"] for e in ev]
+assert abs(r["makespan_s"] - (max(times) - min(times))) < 1e-6
+assert 0 < r["utilisation"] <= 1
+assert sum(f["steps"] for f in r["labels"]) == 300
+fams = {f["family"] for f in r["labels"]}
+assert "ocean_qu240" in fams and "a_rather_long_label_name" in fams, fams
+for st in r["steps"]:
+    assert abs(st["wait_s"] - (st["start_s"] - st["asked_s"])) < 1e-9 and st["wait_s"] >= 0
+assert max(st["wait_s"] for st in r["steps"]) == r["longest_wait_s"]
+assert sum(st["wait_s"] > 0 for st in r["steps"]) == r["waited"]
+PY
+
+# ---- a window, a batch, labels ----
+# two batches: the log again, 1000 s later, with new lease ids
+python3 - "$TMP/events.jsonl" >"$TMP/two.jsonl" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+span = max(e["time"] for e in ev) - min(e["time"] for e in ev)
+for shift in (0, span + 1000):
+    for e in ev:
+        e = dict(e, time=e["time"] + shift)
+        if "lease" in e:
+            e["lease"] = e["lease"] + ("b" if shift else "")
+        print(json.dumps(e))
+PY
+"$BERTH" report "$TMP/two.jsonl" >"$TMP/out" && grep -q "^steps 600 " "$TMP/out" && ok || not_ok "both batches: $(head -1 "$TMP/out")"
+for sel in "--run 1" "--run 2" "--run last" "--run -1"; do
+    # shellcheck disable=SC2086
+    "$BERTH" report "$TMP/two.jsonl" $sel --json >"$TMP/b.json" 2>"$TMP/err" \
+        && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["steps_count"]==300 and r["refused"]==1, r["steps_count"]' "$TMP/b.json" \
+        && ok || not_ok "$sel: $(cat "$TMP/err")"
+done
+cmp -s <("$BERTH" report "$TMP/two.jsonl" --run 1 --json) <("$BERTH" report "$TMP/events.jsonl" --json) \
+    && ok || not_ok "--run 1 is the first batch's own report"
+"$BERTH" report "$TMP/two.jsonl" --label 'ocean_qu240_*' --json >"$TMP/l.json" && python3 - "$TMP/l.json" <<'PY' && ok || not_ok "--label"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["steps_count"] > 0 and all(s["label"].startswith("ocean_qu240_") for s in r["steps"])
+assert [f["family"] for f in r["labels"]] == ["ocean_qu240"]
+PY
+n1=$("$BERTH" report "$TMP/two.jsonl" --label 'viz_*' --label 'mesh_*' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["steps_count"])')
+n2=$("$BERTH" report "$TMP/two.jsonl" --label 'viz_*' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["steps_count"])')
+((n1 > n2 && n2 > 0)) && ok || not_ok "two --label patterns: $n1 vs $n2"
+"$BERTH" report "$TMP/events.jsonl" --since +60 --until +120 --json >"$TMP/w.json" 2>"$TMP/err" && python3 - "$TMP/w.json" <<'PY' && ok || not_ok "--since/--until: $(cat "$TMP/err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert abs(r["makespan_s"] - 60) < 1e-6, r["makespan_s"]
+for s in r["steps"]:
+    assert 0 <= s["asked_s"] <= s["start_s"] <= s["end_s"] <= 60 + 1e-9, s
+PY
+t0=$(head -1 "$TMP/events.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["time"])')
+cmp -s <("$BERTH" report "$TMP/events.jsonl" --since +60 --until +120 --json) \
+       <("$BERTH" report "$TMP/events.jsonl" --since "$(python3 -c "print($t0 + 60)")" --until "$(python3 -c "print($t0 + 120)")" --json) \
+    && ok || not_ok "offsets and Unix seconds give the same window"
+expect_fail "bad since" 2 "--since: 'yesterday' is not a time" "$BERTH" report "$TMP/events.jsonl" --since yesterday
+expect_fail "bad run" 2 "--run wants a batch number" "$BERTH" report "$TMP/events.jsonl" --run 0
+expect_fail "no such run" 1 "--run 3: the log holds 2 batches" "$BERTH" report "$TMP/two.jsonl" --run 3
+expect_fail "empty window" 1 "no step in the selection" "$BERTH" report "$TMP/events.jsonl" --since +99999
+expect_fail "no label" 1 "no step in the selection \(those labels\)" "$BERTH" report "$TMP/events.jsonl" --label 'nope*'
+expect_fail "inverted window" 1 "the window ends before it starts" "$BERTH" report "$TMP/events.jsonl" --since +100 --until +50
+
+# ---- the allocation berthd logged when it started: no --allocation needed ----
+python3 - "$TMP/alloc.json" "$TMP/events.jsonl" >"$TMP/logged.jsonl" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["allocation"]
+first = json.loads(open(sys.argv[2]).readline())["time"]
+nodes = [{"name": n["name"], "cores": n["cores"], "ncores": n["ncores"], "gpus": 0} for n in a["nodes"]]
+print(json.dumps({"event": "allocation", "time": first - 30, "job_id": "4242", "machine": "pm-cpu",
+                  "nodes": nodes}, separators=(",", ":")))
+sys.stdout.write(open(sys.argv[2]).read())
+PY
+"$BERTH" report "$TMP/logged.jsonl" --svg "$TMP/logged.svg" >"$TMP/out" 2>"$TMP/err" && ok || not_ok "logged allocation: $(cat "$TMP/err")"
+grep -q "^steps 300 on 9 nodes, 288 cores" "$TMP/out" && grep -q ">idle01</text>" "$TMP/logged.svg" && ok || not_ok "logged idle node: $(head -1 "$TMP/out")"
+cmp -s <(sed -n 2p "$TMP/out") <("$BERTH" report "$TMP/events.jsonl" --allocation "$TMP/alloc.json" | sed -n 2p) \
+    && ok || not_ok "berthd's start does not stretch the makespan"
+{ head -1 "$TMP/logged.jsonl" | sed 's/"cores":"0-31"/"cores":31/'; tail -n +2 "$TMP/logged.jsonl"; } >"$TMP/badalloc.jsonl"
+expect_fail "bad allocation event" 1 "line 1: .*nodes\[0\].cores' must be a core id set" "$BERTH" report "$TMP/badalloc.jsonl"
 
 # ---- errors: exit status, message, nothing written ----
 expect_fail "no log" 2 "no events log given; berthd writes events.jsonl" "$BERTH" report

@@ -26,7 +26,14 @@ print(v)' "$key"
 expect_out "polaris, defaults" "--gpus 13 --min-gpus 2" \
     "$BERTH" size --cells 100000 --machine polaris
 expect_out "gpus asked for" "--gpus 2 --min-gpus 1" \
-    "$BERTH" size --cells 10000 --machine pm-cpu --gpus
+    "$BERTH" size --cells 10000 --machine frontier --compiler craygnu-mphipcc --gpus
+# GPUs where the compiler section has none: refused as berthd refuses them
+expect_fail "gpus on a CPU machine" 1 "machine pm-cpu, compiler gnu \\[parallel\\]: .*asks for 13 GPUs, but .* no GPUs; size in cores with --cores" \
+    "$BERTH" size --cells 100000 --machine pm-cpu --gpus
+expect_fail "gpus on frontier's CPU section" 1 "machine frontier, compiler craygnu \\[parallel\\]: .*no GPUs.*berth machine --machine frontier lists them" \
+    "$BERTH" size --cells 100000 --machine frontier --gpus
+expect_fail "bogus compiler" 1 "machine pm-cpu has no compiler 'bogus': it knows gnu, intel and nvidia" \
+    "$BERTH" size --cells 100000 --machine pm-cpu --compiler bogus
 expect_out "gpu figures from options" "--gpus 20 --min-gpus 4" \
     "$BERTH" size --cells 100000 --machine polaris --goal-cells-per-gpu 5000 \
         --max-cells-per-gpu 25000
@@ -56,7 +63,7 @@ expect_out "json goal" "8000" json_field goal_cells_per_gpu --cells 100000 --mac
 
 # The output feeds berth run's options: they parse as request options.
 # shellcheck disable=SC2046
-expect_fail "options are berth run's" 1 "cannot connect|BERTH_SOCKET|socket" \
+expect_fail "options are berth run's" 125 "cannot connect|BERTH_SOCKET|socket" \
     env -u BERTH_SOCKET "$BERTH" run $("$BERTH" size --cells 100000 --machine polaris) \
         --socket "$TMP/none.sock" -- true
 

@@ -32,7 +32,7 @@ int LLVMFuzzerInitialize (int *argc, char ***argv)
     static const char *specs[] = { "slurm:22.05", "slurm:20.02", "pals" };
     berth_error_t err;
     for (int i = 0; i < 2; i++) {
-        struct machine_options mo = { names[i], NULL, NULL };
+        struct machine_options mo = { .name = names[i] };
         if (machine_load (&mo, &machines[i], &err) < 0) {
             fprintf (stderr, "fuzz_codec: machine %s: %s\n", names[i], err.text);
             abort ();

@@ -156,13 +156,14 @@ class Daemon:
         return Client(self.sock, timeout)
 
 
-def with_srun(d):
-    """A Slurm 22.05 srun (which places: SCHEDULER) on the PATH of berthd d,
-    so that berthd renders launches; returns d."""
+def with_srun(d, version="22.05.8"):
+    """A Slurm 22.05 srun (which places: SCHEDULER; 20.02 binds CPUs:
+    CPU_BINDING) on the PATH of berthd d, so that berthd renders launches;
+    returns d."""
     bindir = os.path.join(d.dir, "bin")
     os.mkdir(bindir)
     with open(os.path.join(bindir, "srun"), "w") as f:
-        f.write("#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 22.05.8'\nexit 0\n")
+        f.write(f"#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm {version}'\nexit 0\n")
     os.chmod(os.path.join(bindir, "srun"), 0o755)
     d.env["PATH"] = bindir + ":" + d.env["PATH"]
     return d

@@ -42,7 +42,7 @@ def until(cond, deadline=20.0):
 
 
 class Daemon:
-    def __init__(self, tmp):
+    def __init__(self, tmp, args=()):
         self.dir = tempfile.mkdtemp(dir=tmp)
         self.sock = os.path.join(self.dir, "b.sock")
         self.env = {k: v for k, v in os.environ.items()
@@ -50,7 +50,7 @@ class Daemon:
         self.env["BERTH_SOCKET"] = self.sock
         self.err = open(os.path.join(self.dir, "d.err"), "w")
         self.p = subprocess.Popen([BERTHD, "--socket", self.sock, "--foreground",
-                                   "--state-dir", self.dir], env=self.env,
+                                   "--state-dir", self.dir, *args], env=self.env,
                                   stdout=subprocess.DEVNULL, stderr=self.err)
         if not until(self.connectable, 10):
             raise SystemExit(f"berthd did not start: {open(self.err.name).read()[-400:]}")
@@ -138,21 +138,52 @@ def t_env(d):
 
 
 def t_busy_timeout_unsatisfiable(d):
+    """berth's own failures exit 125 (as timeout(1) and env(1) do), never a
+    status a step could have returned (1)."""
     n = cores_of(d)
     lid = d.berth("acquire", "--cores", str(n)).stdout.strip()
     r = d.berth("acquire", "--cores", "1", "--no-wait")
-    check(r.returncode == 1 and "berth acquire: busy:" in r.stderr, f"--no-wait: {r.stderr!r}")
+    check(r.returncode == 125 and "berth acquire: busy:" in r.stderr, f"--no-wait: {r.returncode} {r.stderr!r}")
     r = d.berth("acquire", "--cores", "1", "--timeout", "0.3")
-    check(r.returncode == 1 and "berth acquire: timeout:" in r.stderr,
+    check(r.returncode == 125 and "berth acquire: timeout:" in r.stderr,
           f"--timeout expiry: rc {r.returncode} {r.stderr!r}")
+    check("waited 0.3 s for 1 core" in r.stderr and "not tried yet" not in r.stderr
+          and "no node with 1 free core (best: 0)" in r.stderr,
+          f"the timeout says how long and why (tried when it came): {r.stderr!r}")
     r = d.berth("run", "--local", "--cores", "1", "--timeout", "0.3", "--", "true")
-    check(r.returncode == 1 and "berth run: timeout:" in r.stderr,
+    check(r.returncode == 125 and "berth run: timeout:" in r.stderr,
           f"run --timeout expiry: rc {r.returncode} {r.stderr!r}")
     d.berth("release", lid)
     r = d.berth("acquire", "--cores", str(n * 1000))
-    check(r.returncode == 1 and "berth acquire: unsatisfiable:" in r.stderr,
-          f"unsatisfiable: {r.stderr!r}")
+    check(r.returncode == 125 and "berth acquire: unsatisfiable:" in r.stderr,
+          f"unsatisfiable: {r.returncode} {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", str(n * 1000), "--", "true")
+    check(r.returncode == 125 and "berth run: unsatisfiable:" in r.stderr,
+          f"run unsatisfiable: {r.returncode} {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", "1", "--", "sh", "-c", "exit 1")
+    check(r.returncode == 1, f"a step's own 1 stays 1: {r.returncode} {r.stderr!r}")
     check(d.status()["leases"] == [], "nothing held after refusals")
+
+
+def t_refusal_hints(d):
+    """A refusal's hint names a CLI option that works here, never a protocol
+    field: a local step on one node cannot span, a cut can be asked for."""
+    n = cores_of(d)
+    nodes = len(d.status()["allocation"]["nodes"])
+    r = d.berth("run", "--local", "--cores", str(n // nodes + 1), "--", "true")
+    check(r.returncode == 125 and f"give --min-cores {n // nodes} to let berthd cut it" in r.stderr
+          and "may_span" not in r.stderr and "may-span" not in r.stderr
+          and "min_cores" not in r.stderr,
+          f"run --local over a node: hint --min-cores, no spanning: {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", str(n // nodes + 1), "--min-cores", str(n // nodes),
+                "--", "true")
+    check(r.returncode == 0, f"the hint works: {r.returncode} {r.stderr!r}")
+    lid = d.berth("acquire", "--cores", str(n)).stdout.strip()
+    r = d.berth("acquire", "--cores", "1", "--no-wait")
+    check(r.returncode == 125 and "not waiting because --no-wait was given" in r.stderr
+          and '"wait"' not in r.stderr, f"busy names --no-wait: {r.stderr!r}")
+    d.berth("release", lid)
+    check(d.status()["leases"] == [], "nothing held after the hints")
 
 
 def t_run_status(d):
@@ -163,6 +194,9 @@ def t_run_status(d):
     r = d.berth("run", "--local", "--cores", "1", "--", "/nonexistent/prog")
     check(r.returncode == 127 and "cannot run '/nonexistent/prog'" in r.stderr,
           f"run of a missing program: {r.returncode} {r.stderr!r}")
+    r = d.berth("run", "--local", "--cores", "1", "--", "/")
+    check(r.returncode == 126 and "cannot run '/'" in r.stderr,
+          f"run of something that is not a program: {r.returncode} {r.stderr!r}")
     r = d.berth("run", "--local", "--cores", "1", "--", "sh", "-c", "echo out; echo err >&2")
     check(r.returncode == 0 and r.stdout == "out\n" and r.stderr == "err\n",
           f"run passes stdout and stderr through: {r.stdout!r} {r.stderr!r}")
@@ -204,7 +238,7 @@ def t_run_launch(d, tmp):
     os.makedirs(fake, exist_ok=True)
     with open(os.path.join(fake, "mpirun"), "w") as f:
         f.write('#!/bin/sh\n# stand-in: drop the options, run the program once\n'
-                'while [ $# -gt 0 ]; do case $1 in -n|-c|-np) shift 2;; -*) shift;; *) break;; esac; done\n'
+                'while [ $# -gt 0 ]; do case $1 in -n|-c|-np|--bind-to|--map-by|-bind-to) shift 2;; -*) shift;; *) break;; esac; done\n'
                 'echo "launched by mpirun" >&2\nexec "$@"\n')
         os.fchmod(f.fileno(), 0o755)
     env = {"PATH": fake + ":" + os.environ["PATH"], "KEEP": "me"}
@@ -302,6 +336,104 @@ def t_waiting_served(d, tmp):
           f"the waiter ran once the first released: {open(log).read().split()}")
 
 
+def raw_request(d, line):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(d.sock)
+    s.sendall(line.encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    s.close()
+    return json.loads(buf)
+
+
+def t_wait_progress(d, tmp):
+    """While berth run -v waits it says where it stands in the queue, why,
+    when it could start by the stated durations, and a cut by --min-*; a line
+    only when that changes. Without -v and without a terminal, nothing."""
+    n = cores_of(d)
+    held = d.berth("acquire", "--cores", str(n), "--duration", "600", "--label", "holder").stdout.strip()
+    errs = [os.path.join(tmp, f"wait{i}.err") for i in range(3)]
+    asks = [("-v", "--cores", "1", "--label", "first"),
+            ("-v", "--cores", str(n * 4), "--min-cores", "1", "--label", "second"),
+            ("--cores", "1", "--label", "quiet")]
+    runs = []
+    for i, a in enumerate(asks):
+        runs.append(d.popen("run", "--local", *a, "--", "true", stderr=open(errs[i], "w")))
+        check(until(lambda: len((d.status() or {}).get("queue", [])) == i + 1),
+              f"request {i + 1} waits, in order")
+    said = lambda i, *words: all(w in open(errs[i]).read() for w in words)
+    check(until(lambda: said(0, "#1 of 3 in the queue for 1 core", "could start in ")),
+          f"-v: place, needs and estimate: {open(errs[0]).read()!r}")
+    check(until(lambda: said(1, "#2 of 3 in the queue", f"cut by --min-* from {n * 4} cores")),
+          f"-v: the second's place and its cut: {open(errs[1]).read()!r}")
+    check(re.search(r"could start in (\d+m\d+s|\d+s|9m\d+s|10m)", open(errs[0]).read()),
+          f"the estimate is the holder's duration: {open(errs[0]).read()!r}")
+    # a waiting line is not repeated while nothing changes (no terminal)
+    time.sleep(2.5)
+    lines = [x for x in open(errs[0]).read().splitlines() if "in the queue" in x]
+    check(len(lines) == 1, f"one line while nothing changed: {lines}")
+    # the queue's reply for it, and the cheap form it uses
+    q = raw_request(d, '{"op": "status", "id": 1, "queue_only": true}')
+    check(q.get("ok") and q["allocation"] == {} and q["leases"] == [] and len(q["queue"]) == 3,
+          f"queue_only leaves out the allocation and the leases: {str(q)[:300]}")
+    e = q["queue"][1]
+    check(e["cores"] == n and e["gpus"] == 0 and e["start_in_s"] is not None
+          and 0 < e["start_in_s"] <= 600, f"queue entry figures: {e}")
+    r = raw_request(d, '{"op": "status", "id": 2, "queue_only": 1}')
+    check(r.get("ok") is False and r["error"]["code"] == "invalid_request"
+          and "queue_only" in r["error"]["message"], f"queue_only decoded strictly: {r}")
+    d.berth("release", held)
+    for p in runs:
+        check(p.wait(30) == 0, "each waiter runs once the holder released")
+    check(re.search(r"lease L\d+: \S+ \(cores [0-9,-]+\), 0 GPUs \(cut by --min-\* from "
+                    rf"{n * 4} cores to {n}\)", open(errs[1]).read()),
+          f"-v says the cut at the grant: {open(errs[1]).read()!r}")
+    check(open(errs[2]).read() == "", f"no -v, no terminal: silent: {open(errs[2]).read()!r}")
+    # a holder that stated no duration: no estimate
+    held = d.berth("acquire", "--cores", str(n)).stdout.strip()
+    p = d.popen("run", "-v", "--local", "--cores", "1", "--", "true", stderr=open(errs[0], "w"))
+    check(until(lambda: said(0, "#1 of 1 in the queue")), f"waits: {open(errs[0]).read()!r}")
+    check("could start" not in open(errs[0]).read(), f"no estimate without durations: {open(errs[0]).read()!r}")
+    d.berth("release", held)
+    check(p.wait(30) == 0, "and runs")
+    # on a terminal, without -v: the line is drawn in place and cleared at the grant
+    import pty
+    held = d.berth("acquire", "--cores", str(n)).stdout.strip()
+    mfd, sfd = pty.openpty()
+    import fcntl
+    import termios
+
+    def controlling_terminal():
+        # the terminal on stderr becomes its own, with berth run in the foreground
+        os.setsid()
+        fcntl.ioctl(2, termios.TIOCSCTTY, 0)
+    p = d.popen("run", "--local", "--cores", "1", "--", "true", stderr=sfd,
+                preexec_fn=controlling_terminal)
+    os.close(sfd)
+    out = b""
+
+    def read_some():
+        nonlocal out
+        import select
+        while select.select([mfd], [], [], 0.05)[0]:
+            try:
+                out += os.read(mfd, 4096)
+            except OSError:
+                return True
+        return b"in the queue" in out
+    check(until(read_some), f"a terminal shows the wait: {out!r}")
+    d.berth("release", held)
+    check(p.wait(30) == 0, "and runs")
+    read_some()
+    os.close(mfd)
+    check(out.startswith(b"\r\x1b[Kberth run: waiting ") and out.endswith(b"\r\x1b[K"),
+          f"drawn in place, cleared at the grant: {out!r}")
+
+
 def t_status_json(d):
     lid = d.berth("acquire", "--cores", "1", "--label", "tabled").stdout.strip()
     st = d.status()
@@ -325,7 +457,11 @@ def t_shutdown(tmp):
         check(r.returncode == 1 and "has not finished after 0.5 s" in r.stderr,
               f"drain with a lease held times out, saying so: {r.returncode} {r.stderr!r}")
         r = d.berth("acquire", "--cores", "1")
-        check(r.returncode == 1 and "shutting_down" in r.stderr, f"draining refuses: {r.stderr!r}")
+        check(r.returncode == 125 and "shutting_down" in r.stderr,
+              f"draining refuses: {r.returncode} {r.stderr!r}")
+        r = d.berth("run", "--local", "--cores", "1", "--", "true")
+        check(r.returncode == 125 and "shutting_down" in r.stderr,
+              f"draining refuses berth run, 125: {r.returncode} {r.stderr!r}")
         # a second client waits for the drain to finish
         w = d.popen("shutdown", "--timeout", "30", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         # connected: the holder, the waiting shutdown, and this status
@@ -346,6 +482,31 @@ def t_shutdown(tmp):
               f"shutdown --force with a detached lease: {r.returncode} {r.stderr!r}")
         r = d.berth("status")
         check(r.returncode == 1 and "no berthd socket" in r.stderr, f"status after shutdown: {r.stderr!r}")
+        r = d.berth("run", "--local", "--cores", "1", "--", "true")
+        check(r.returncode == 125 and "no berthd socket" in r.stderr,
+              f"berth run without a daemon: 125: {r.returncode} {r.stderr!r}")
+    finally:
+        d.stop()
+
+
+def t_login_node(tmp):
+    """A Slurm machine outside a job is a login node: the status header says
+    what the JSON says (no launcher placement), and the refusal of a launched
+    step names the options that work."""
+    d = Daemon(tmp, ["--machine", "pm-cpu"])
+    try:
+        a = d.status()["allocation"]
+        check(a["system"] == "login" and a["placement_support"] == "NONE",
+              f"pm-cpu outside a job: {a['system']} {a['placement_support']}")
+        r = d.berth("status")
+        check("(login, no launcher placement: local steps only, bound by CPU affinity)"
+              in r.stdout.splitlines()[0] and "launcher binding" not in r.stdout,
+              f"the header agrees with placement_support NONE: {r.stdout.splitlines()[:1]}")
+        r = d.berth("run", "-n", "1", "--", "true")
+        check(r.returncode == 125 and "run it with --local, or take a lease with berth acquire"
+              in r.stderr and "argv" not in r.stderr, f"a launched step on a login node: {r.stderr!r}")
+        r = d.berth("run", "--local", "--cores", "1", "--", "true")
+        check(r.returncode == 0, f"and --local works there: {r.returncode} {r.stderr!r}")
     finally:
         d.stop()
 
@@ -357,6 +518,7 @@ def main():
         t_acquire_release(d)
         t_env(d)
         t_busy_timeout_unsatisfiable(d)
+        t_refusal_hints(d)
         t_run_status(d)
         t_run_env_affinity(d)
         t_run_launch(d, tmp)
@@ -364,11 +526,13 @@ def main():
         t_signals(d, tmp)
         t_killed_run_frees(d, tmp)
         t_waiting_served(d, tmp)
+        t_wait_progress(d, tmp)
         t_status_json(d)
         check(d.p.poll() is None, "berthd still serving after all that")
     finally:
         d.stop()
     t_shutdown(tmp)
+    t_login_node(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"{checks - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)

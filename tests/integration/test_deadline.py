@@ -98,12 +98,12 @@ def test_lazy_squeue():
         t.check(p.returncode == 0 and " \u00b7 time left 5" in p.stdout.splitlines()[0],
                 "berth status shows the time left on its first line", p.stdout + p.stderr)
         p = berth(d, "run", "--local", "--cores", "1", "--duration", "7200", "--", "true")
-        t.check(p.returncode == 1 and "past the end" in p.stderr,
+        t.check(p.returncode == 125 and "past the end" in p.stderr,
                 "berth run --duration refuses a step that outlasts the job", p.stderr)
         p = berth(d, "run", "--local", "--cores", "1", "--duration", "5", "--", "true")
         t.check(p.returncode == 0, "berth run --duration runs one that fits", p.stderr)
         p = berth(d, "acquire", "--cores", "1", "--duration", "9000")
-        t.check(p.returncode == 1 and "past the end" in p.stderr,
+        t.check(p.returncode == 125 and "past the end" in p.stderr,
                 "berth acquire --duration refuses too", p.stderr)
         t.check(len(calls(d)) == 1, "squeue was asked once in all", str(calls(d)))
         c.close()

@@ -280,6 +280,9 @@ START_TEST (test_wait_and_watch)
             break;
         case BERTH_EVENT_REFUSED:
             ck_abort_msg ("refused: %s", berth_event_error_message (ev));
+            break;
+        case BERTH_EVENT_ALLOCATION:
+            break;             /* berthd's start; only in a watch with history */
         }
         char *j = berth_event_json (ev);
         HAS (j, "\"event\"");
@@ -322,6 +325,25 @@ START_TEST (test_render_resources)
     HAS (err.message, "the placement is not JSON");
     ck_assert_ptr_null (berth_render (c, "{\"nodes\": []}", 1, 0, -1, argv, &err));
     ck_assert_str_eq (err.code, BERTH_ERR_USAGE);
+    /* no node names: the launcher's own node, no -w, no --hosts */
+    la = berth_render (c, "{\"cores\": [[0]]}", 1, 0, -1, argv, &err);
+    if (!la)   /* a launcher that cannot place at all says so */
+        HAS (err.message, "cannot place");
+    else {
+        const char *const *a = berth_launch_argv (la);
+        int n = 0;
+        for (; a[n]; n++) {
+            ck_assert_str_ne (a[n], "-w");
+            ck_assert_str_ne (a[n], "--hosts");
+        }
+        ck_assert_str_eq (a[n - 1], "./a.out");
+        berth_launch_free (la);
+    }
+    /* GPU ids per node: one list for each node */
+    ck_assert_ptr_null (berth_render (c, "{\"nodes\": [\"a\", \"b\"], \"cores\": [[0], [0]], "
+                                      "\"gpu_ids\": [[0]]}", 1, 0, -1, argv, &err));
+    ck_assert_str_eq (err.code, BERTH_ERR_USAGE);
+    HAS (err.message, "placement.gpu_ids' must be an array of 2 GPU id lists");
 
     berth_request_t *r = cores_request (1);
     berth_lease_t *l = berth_acquire (c, r, &err);
@@ -376,6 +398,64 @@ START_TEST (test_shutdown)
 }
 END_TEST
 
+/* berthd killed -9 and started again on the same socket and state: the
+ * handle reconnects and reclaims its lease (berth_check, or any call),
+ * twice, and releases it; with reconnecting off it fails at once. */
+START_TEST (test_reconnect)
+{
+    char path[300], state[300];
+    berth_client_error_t err;
+    int status;
+    snprintf (path, sizeof (path), "%s/s3.sock", dir);
+    snprintf (state, sizeof (state), "%s/s3", dir);
+    ck_assert_int_eq (mkdir (state, 0700), 0);
+    pid_t pid = start_daemon (path, state);
+    ck_assert_int_gt (pid, 0);
+    berth_client_t *c = berth_connect (path, &err);
+    ck_assert_ptr_nonnull (c);
+    ck_assert_int_eq (berth_set_reconnect (c, -1, &err), -1);
+    ck_assert_str_eq (err.code, BERTH_ERR_USAGE);
+    ck_assert_int_eq (berth_set_reconnect (c, 1e9, &err), -1);
+    ck_assert_int_eq (berth_set_reconnect (NULL, 5, &err), -1);
+    ck_assert_int_eq (berth_check (NULL, &err), -1);
+    ck_assert_int_eq (berth_set_reconnect (c, 30, &err), 0);
+    berth_request_t *r = cores_request (2);
+    berth_lease_t *l = berth_acquire (c, r, &err);
+    ck_assert_msg (l != NULL, "%s", err.message);
+    ck_assert_int_eq (berth_check (c, &err), 0);      /* connected: nothing to do */
+
+    kill (pid, SIGKILL);
+    ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+    pid = start_daemon (path, state);
+    ck_assert_int_gt (pid, 0);
+    ck_assert_msg (berth_check (c, &err) == 0, "%s", err.message);
+    char *s = berth_status (c, &err);
+    ck_assert_msg (s != NULL, "%s", err.message);
+    HAS (s, "\"holder\":\"connection\"");       /* reclaimed by this handle */
+    free (s);
+
+    kill (pid, SIGKILL);
+    ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+    pid = start_daemon (path, state);
+    ck_assert_int_gt (pid, 0);
+    /* no check first: the release itself reconnects, reclaims, releases */
+    ck_assert_msg (berth_release (c, berth_lease_id (l), &err) == 0, "%s", err.message);
+    ck_assert_int_eq (leases_held (c), 0);
+    berth_lease_free (l);
+
+    l = berth_acquire (c, r, &err);
+    ck_assert_ptr_nonnull (l);
+    ck_assert_int_eq (berth_set_reconnect (c, 0, &err), 0);
+    kill (pid, SIGKILL);
+    ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+    ck_assert_int_eq (berth_release (c, berth_lease_id (l), &err), -1);
+    ck_assert_str_eq (err.code, BERTH_ERR_CLOSED);
+    berth_lease_free (l);
+    berth_request_free (r);
+    berth_close (c);
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("libberth");
@@ -389,6 +469,7 @@ int main (void)
     tcase_add_test (tc, test_wait_and_watch);
     tcase_add_test (tc, test_render_resources);
     tcase_add_test (tc, test_shutdown);
+    tcase_add_test (tc, test_reconnect);
     suite_add_tcase (s, tc);
     SRunner *sr = srunner_create (s);
     srunner_run_all (sr, CK_NORMAL);

@@ -212,6 +212,24 @@ def test_detach_print_env():
         d.cleanup()
 
 
+def test_detach_plain():
+    """Without --print-env the ready line is the same export line: evaluated,
+    a plain BERTH_SOCKET=... would not reach the berth commands the shell
+    starts."""
+    d = Daemon()
+    try:
+        cmd = [x for x in d.command() if x != "--foreground"] + ["--detach"]
+        p = subprocess.run(cmd, env=d.env, capture_output=True, text=True, timeout=30)
+        t.check(p.returncode == 0 and p.stdout.strip() == f"export BERTH_SOCKET='{d.sock}'",
+                "--detach alone prints the export line once ready", f"{p.returncode} {p.stdout!r} {p.stderr}")
+        c = d.client()
+        c.request("shutdown")
+        c.close()
+        t.check(wait_until(lambda: not os.path.exists(d.sock)), "the detached daemon stops on shutdown")
+    finally:
+        d.cleanup()
+
+
 def test_crash_recovery():
     d = Daemon(args=["--reclaim-grace", "0.5"]).start()
     try:
@@ -232,14 +250,20 @@ def test_crash_recovery():
         t.check(c.request("release", lease=r["lease"]).get("ok"), "the lease can be released by id")
         g = c.request("acquire", ntasks=ALL, cpus_per_task=1, wait=False)
         t.check(g.get("ok") and g["lease"] != r["lease"], "its cores are granted again, under a new id", str(g)[:200])
-        # a connection-bound lease restored after a crash waits out the grace period, then ends
+        # a connection-bound lease restored after a crash is held while its holder lives
         d.kill9()
         c.close()
         d.start()
         s = status(d)
         t.check(len(s["leases"]) == 1, "a connection-bound lease is restored too", str(s["leases"]) + d.stderr())
-        t.check(wait_until(lambda: not status(d)["leases"], timeout=10),
-                "and freed when no one claims it within the grace period")
+        time.sleep(1)                   # past the grace
+        s = status(d)
+        t.check(len(s["leases"]) == 1 and s["leases"][0]["holder_watched"] and s["leases"][0]["reclaim_by"] is None,
+                "and held past the grace while its holder (this process) lives", str(s["leases"]))
+        c = d.client()
+        t.check(c.request("release", lease=s["leases"][0]["lease"]).get("ok"), "anyone may release it by id")
+        c.close()
+        t.check(not status(d)["leases"], "and then it is gone")
         # an idle restart starts a fresh journal
         d.stop()
         d.start()
@@ -321,7 +345,7 @@ def test_systemd():
 
 
 def main():
-    t.run_each((test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env,
+    t.run_each((test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env, test_detach_plain,
                 test_crash_recovery, test_systemd))
     t.finish()
 

@@ -314,6 +314,19 @@ def test_hello_render(d):
     r = c.request("render", placement={"nodes": [NODES[0]], "cores": [[0, 1]], "gpus": 0}, argv=["./a"])
     t.check("ok" in r and (r.get("ok") and r.get("argv") or r.get("error", {}).get("code") == "invalid_request"),
             "render answers with a launch or a reasoned refusal", str(r))
+    # the checks the stateless berth render makes too: what no node holds
+    r = c.request("render", placement={"nodes": [NODES[0]], "cores": [[0]], "gpus": 1, "gpu_ids": [0]},
+                  argv=["./a"])
+    t.check(r.get("ok") is False and "GPU" in r["error"]["message"] and "none" in r["error"]["message"],
+            "render refuses GPUs where nodes have none", str(r))
+    r = c.request("render", placement={"nodes": [NODES[0]], "cores": [[0]]}, cpus_per_task=10 ** 6,
+                  argv=["./a"])
+    t.check(r.get("ok") is False and "needs 1000000 cores for each task" in r["error"]["message"],
+            "render refuses more cores per task than a node holds", str(r))
+    # no node names: the launcher's node, no -w
+    r = c.request("render", placement={"cores": [[0]]}, argv=["./a"])
+    t.check(r.get("ok") is False or (r["argv"][-1] == "./a" and "-w" not in r["argv"]),
+            "render of an unnamed placement", str(r))
     c.close()
 
 
@@ -385,9 +398,12 @@ def test_rendering():
         t.check("SLURM_MEM_PER_NODE" in r.get("env_delta", {}).get("unset", []),
                 "the launch comes with its environment delta", str(r.get("env_delta")))
         loc = c.request("acquire", cores=2, local=True, argv=["python3", "x.py"], env=True)
-        t.check(loc.get("ok") and loc.get("argv") == ["python3", "x.py"]
+        la = loc.get("argv", [])
+        t.check(loc.get("ok") and la[:1] == ["srun"] and la[-2:] == ["python3", "x.py"]
+                and la[la.index("-w") + 1] == NODES[0] and "--exact" in la and "--gres=none" in la
                 and loc["placement"]["nodes"] == [NODES[0]],
-                "a local step runs on berthd's node, its argv unlaunched", str(loc)[:300])
+                "a local step runs on berthd's node, launched through srun (Slurm places it "
+                "with the srun steps)", str(loc)[:300])
         rr = c.request("render", placement={"nodes": [NODES[1]], "cores": [[0, 1, 2, 3]], "gpus": 0},
                        ntasks=2, cpus_per_task=2, argv=["./b"])
         t.check(rr.get("ok") and rr.get("argv", [])[:1] == ["srun"] and rr["argv"][-1] == "./b",
@@ -398,11 +414,95 @@ def test_rendering():
         d.cleanup()
 
 
+def placed(c, lease, cores, **more):
+    return c.request("placed", lease=lease, cores=cores, **more)
+
+
+def test_placed():
+    """SCHEDULER: a local step srun placed reports its real cores (op
+    placed); its lease shows them from then on. Every refusal names what is
+    wrong and changes nothing."""
+    d = Daemon()
+    try:
+        with_srun(d).start()
+        c, other = d.client(), d.client()
+        loc = c.request("acquire", cores=2, local=True, argv=["./a"])
+        mpi = c.request("acquire", ntasks=2, cpus_per_task=1, argv=["./m"])
+        name = loc["lease"]
+        held = loc["placement"]["cores"][0]
+        real = sorted({CORES_PER_NODE - 1, CORES_PER_NODE - 2} - set(held)) or [CORES_PER_NODE - 1, 0]
+
+        def shown():
+            return next(le for le in status(d)["leases"] if le["lease"] == name)["placement"]["cores"][0]
+
+        def refused(r, code, words, what):
+            e = r.get("error", {})
+            t.check(r.get("ok") is False and e.get("code") == code and all(w in e.get("message", "") for w in words),
+                    what, str(r))
+
+        refused(placed(c, name, [real[0]]), "invalid_request", ["1 cores", "holds 2"],
+                "a report with fewer cores than the lease holds is refused, naming both counts")
+        refused(placed(c, name, [real[0], real[0]]), "invalid_request", [f"CPU {real[0]} twice"],
+                "a report naming a CPU twice is refused")
+        refused(placed(c, name, real, gpu_ids=[0]), "invalid_request", ["1 GPUs", "holds 0"],
+                "a report with GPUs the lease lacks is refused")
+        refused(placed(c, "L999999", real), "not_found", ["L999999"], "an unknown lease is not_found")
+        refused(placed(c, mpi["lease"], [0, 1]), "invalid_request", ["not local"],
+                "a launched (not local) lease has nothing to report")
+        t.check(shown() == held, "the refusals changed nothing", str(shown()))
+        t.check("warning" not in loc, "a local step with argv comes with no warning", str(loc)[:300])
+        bare = c.request("acquire", cores=1, local=True)
+        t.check(bare.get("ok") and "without argv" in bare.get("warning", "")
+                and "same CPUs" in bare.get("warning", ""),
+                "a local lease without argv is granted with a warning that Slurm does not know its cores",
+                str(bare)[:400])
+        c.request("release", lease=bare["lease"])
+        r = placed(other, name, list(reversed(real)))
+        t.check(r.get("ok") is True, "the step's own report (any connection of its uid) is taken", str(r))
+        t.check(shown() == sorted(real), "status shows the lease on the reported cores", str(shown()))
+        rec = c.request("resources", lease=name)
+        want = ",".join(map(str, sorted(real))) if real[1] - real[0] != 1 else f"{real[0]}-{real[1]}"
+        t.check(rec.get("ok") and rec["nodes"][0]["cores"] == want,
+                "resources shows the reported cores too", str(rec)[:300])
+        t.check(c.request("release", lease=name).get("ok"), "and is released as usual")
+        t.check(status(d)["allocation"]["totals"]["cores_used"] == 2,
+                "its cores are free again (the MPI step's 2 stay held)", str(status(d)["allocation"]["totals"]))
+        c.close()
+        other.close()
+    finally:
+        d.cleanup()
+
+
+def test_local_bound_where_launcher_binds():
+    """CPU_BINDING (Slurm 20.02): a local step is not launched, its client
+    binds it to the ledger's cores, which are the real ones; placed is
+    refused."""
+    d = Daemon()
+    try:
+        with_srun(d, "20.02.7").start()
+        c = d.client()
+        t.check(c.request("status")["allocation"]["placement_support"] == "CPU_BINDING",
+                "Slurm 20.02 is CPU_BINDING")
+        loc = c.request("acquire", cores=2, local=True, argv=["python3", "x.py"])
+        t.check(loc.get("ok") and loc.get("argv") == ["python3", "x.py"],
+                "a local step's argv is its program, unlaunched", str(loc)[:300])
+        bare = c.request("acquire", cores=1, local=True)
+        t.check(bare.get("ok") and "warning" not in bare, "a local lease without argv has no warning here",
+                str(bare)[:300])
+        r = placed(c, loc["lease"], loc["placement"]["cores"][0])
+        t.check(r.get("ok") is False and r["error"]["code"] == "invalid_request"
+                and "binds" in r["error"]["message"], "placed is refused: the ledger's ids are real here",
+                str(r))
+        c.close()
+    finally:
+        d.cleanup()
+
+
 def main():
     t.run_on(Daemon(), (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining,
                         test_pipelined_slow_reader, test_grant_to_waiting_client, test_release_rules,
                         test_status_json, test_hello_render, test_other_uid))
-    t.run_each((test_rendering,))
+    t.run_each((test_rendering, test_placed, test_local_bound_where_launcher_binds))
     t.finish()
 
 

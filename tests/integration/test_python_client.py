@@ -9,6 +9,7 @@ usage: BERTHD=build/daemon/berthd test_python_client.py
 """
 import ast
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -432,6 +433,25 @@ def test_deadline_and_shutdown():
         d.cleanup()
 
 
+def test_local_through_srun(d):
+    """SCHEDULER (Slurm 22.05): a local step's command is its srun launch,
+    with `berth placed` in front of the program when berth is on PATH."""
+    c = berth.connect(d.sock)
+    with c.acquire(local=True, cores=1, argv=["./analysis", "x"]) as lease:
+        cmd = lease.command()
+        t.check(cmd[:1] == ["srun"] and cmd[-2:] == ["./analysis", "x"] and "--exact" in cmd
+                and cmd[cmd.index("-w") + 1] == lease.placement.nodes[0],
+                "a local step where Slurm places every step runs through srun on berthd's node",
+                str(cmd))
+        placed = [i for i, w in enumerate(cmd) if w.endswith("berth") and cmd[i + 1:i + 3] == ["placed", "--"]]
+        t.check(bool(placed) == bool(shutil.which("berth")),
+                "with berth placed before the program exactly when berth is on PATH", str(cmd))
+        other = lease.command(["./other"])
+        t.check(other[:1] == ["srun"] and other[-1:] == ["./other"] and "./analysis" not in other,
+                "another program given to it runs in the same launch", str(other))
+    c.close()
+
+
 def test_localhost():
     d = Daemon(env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"},
                machine=None).start()
@@ -500,6 +520,7 @@ try:
     test_errors(main)
     test_close_from_thread(main)
     test_timeouts(main)
+    test_local_through_srun(main)
 finally:
     main.cleanup()
 test_deadline_and_shutdown()

@@ -2,9 +2,12 @@
 """The Python clients (berth and berth.aio) across a berthd killed with -9
 and started again on the same socket and state directory: they connect
 again, reclaim their leases by id (held by a connection again, not
-orphaned), send a waiting acquire again, go on watching, and say when a
-lease is gone or berthd does not come back. No core is granted twice while
-its holder holds it, counted from the grants the clients hold.
+orphaned), send a waiting acquire again under its id with "resume" (it
+keeps its place and its timeout counts from its first sending), end a
+watch, and say when a lease is gone or berthd does not come back (after
+the backoff, or at once when its socket is gone: berthd stopped). No core
+is granted twice while its holder holds it, counted from the grants the
+clients hold.
 
 usage: BERTHD=build/daemon/berthd test_python_restart.py
 """
@@ -96,10 +99,15 @@ def test_waiting_resent():
         th = threading.Thread(target=wait_for_it)
         th.start()
         t.check(wait_until(lambda: queued(d) == ["waiter"]), "the request waits", str(queued(d)))
+        wait_until(lambda: status(d)["queue"][0]["waited_s"] > 1.0)
+        before = status(d)["queue"][0]["waited_s"]
         restart(d)
         t.check(wait_until(lambda: queued(d) == ["waiter"]),
                 "after kill -9 the waiting request is sent again and waits on the new berthd",
                 str(queued(d)))
+        after = status(d)["queue"][0]["waited_s"]
+        t.check(after >= before, "keeping its place: its wait counts from its first arrival "
+                "(resume)", f"waited {before} s before, {after} s after")
         t.check(not got and not errs, "and the thread still waits", f"{got} {errs}")
         holder.release(big)
         th.join(30)
@@ -140,31 +148,33 @@ def _expect_timeout(d):
     return None
 
 
-def test_watch_goes_on():
+def test_watch_ends():
+    """A watch ends with berthd (PROTOCOL.md: it is not resent); the
+    client's next request reconnects and reclaims its lease."""
     d = Daemon(args=["--reclaim-grace", "60"]).start()
     try:
         seen, ready = [], threading.Event()
         w = berth.connect(d.sock)
+        lease = w.acquire(cores=1, label="watcher's")
 
         def run():
             for ev in w.watch():
                 ready.set()
                 seen.append((ev.kind, ev.label))
-                if (ev.kind, ev.label) == ("granted", "after"):
-                    break
         th = threading.Thread(target=run)
         th.start()
         with berth.acquire(d.sock, cores=1, label="before"):
             pass
         ready.wait(10)
         restart(d)
-        t.check(wait_until(lambda: status(d)["daemon"]["connections"] >= 1),
-                "the watcher is back")
-        with berth.acquire(d.sock, cores=1, label="after"):
-            pass
         th.join(30)
-        t.check(("granted", "before") in seen and ("granted", "after") in seen,
-                "a watch goes on on the restarted berthd", str(seen))
+        t.check(not th.is_alive() and ("granted", "before") in seen,
+                "the watch saw the grant and ends quietly when berthd goes away", str(seen))
+        st = w.status()
+        t.check(w.reconnects == 1 and [x["lease"] for x in st["leases"]] == [lease.id]
+                and holders(d) == {lease.id: "connection"},
+                "the watching client's next request reconnects and reclaims its lease",
+                f"{w.reconnects} {holders(d)}")
         w.close()
     finally:
         d.cleanup()
@@ -201,6 +211,20 @@ def test_lost_and_gone():
                 "berthd gone for good: ConnectFailed after the backoff, naming the lease",
                 repr(e))
         c.close()
+        d.start()
+        c = berth.connect(d.sock)           # the default: 60 s of tries
+        lease = c.acquire(cores=2, label="stopped")
+        berth.connect(d.sock).shutdown(force=True)   # berthd removes its socket
+        d.proc.wait(30)
+        e = None
+        try:
+            c.status()
+        except berth.ConnectFailed as ex:
+            e = ex
+        t.check(e is not None and "has been gone" in e.message and lease.id in e.message,
+                "berthd stopped on purpose (socket removed): ConnectFailed without waiting "
+                "out the backoff", repr(e))
+        c.close()
     finally:
         d.cleanup()
 
@@ -213,7 +237,8 @@ def test_async():
         lease = await c.acquire(cores=4, label="aio-held")
         restart(d)
         ok = await asyncio.get_running_loop().run_in_executor(
-            None, lambda: wait_until(lambda: holders(d) == {lease.id: "connection"}, 30))
+            None, lambda: wait_until(lambda: lease.reconnects == 1
+                                     and holders(d) == {lease.id: "connection"}, 30))
         t.check(ok and lease.reconnects == 1,
                 "asyncio: the lease's connection reconnects and reclaims on its own, "
                 "with no request made", f"{holders(d)} {lease.reconnects}")
@@ -248,6 +273,6 @@ def test_async():
         d.cleanup()
 
 
-t.run_each([test_reclaim, test_waiting_resent, test_watch_goes_on, test_lost_and_gone,
+t.run_each([test_reclaim, test_waiting_resent, test_watch_ends, test_lost_and_gone,
             test_async])
 t.finish()

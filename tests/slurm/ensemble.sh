@@ -58,7 +58,7 @@ cp $d/queries $d/queries.startup 2>/dev/null || : > $d/queries.startup
 "$BERTH" status --json > $d/status0.json
 date +%s.%N > $d/t0
 while IFS='|' read -r label opts tasks cpt gpus mem; do
-  { "$BERTH" run \$opts --label \$label -- "$d/step.sh" > $d/steps/\$label.out 2>&1
+  { "$BERTH" run \$opts --label \$label -- "$d/step.sh" < /dev/null > $d/steps/\$label.out 2>&1
     echo \$? > $d/steps/\$label.rc; } &
 done < $d/steps.txt
 wait

@@ -24,8 +24,12 @@ r cpu -n 2 -c 1 --place-nodes node2 --place-cores 0-1 -- $(printf '%q ' "${prog[
 r span -n 2 -c 1 --place-nodes node1,node2 --place-cores '0;0' -- $(printf '%q ' "${prog[@]}")
 r gpu -n 1 -c 1 --place-nodes node1 --place-cores 1 --place-gpus 1 --place-gpu-ids 1 -- $(printf '%q ' "${prog[@]}")
 r cap -n 1 -c 1 --place-nodes node2 --place-cores 0 --memory-cap 100 -- $(printf '%q ' "${prog[@]}")
+r unnamed -n 2 -c 1 --place-cores 0-1 -- $(printf '%q ' "${prog[@]}")
+r unnamed20 --launcher-version slurm:20.02 -n 2 -c 1 --place-cores 0-1 -- $(printf '%q ' "${prog[@]}")
+r noc -n 2 --place-nodes node2 --place-cores 0-1 -- $(printf '%q ' "${prog[@]}")
+r nocunplaced -n 2 -- $(printf '%q ' "${prog[@]}")
 "$BERTH" render -n 2 -c 1 --place-nodes node2 --place-cores 0-1 -- hostname > text.out 2>&1
-for n in cpu span gpu cap; do
+for n in cpu span gpu cap unnamed unnamed20 noc nocunplaced; do
   [[ \$(cat \$n.rc) == 0 ]] && timeout 60 "$here/launch.py" \$n.json > \$n.out 2>&1; echo \$? > \$n.run
 done
 EOS
@@ -43,7 +47,7 @@ argv_is() {
 }
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$d/$1.json" "$2" 2>/dev/null; }
 
-for n in cpu span gpu cap; do
+for n in cpu span gpu cap unnamed noc nocunplaced; do
     check "render $n exits 0" test "$(cat "$d/$n.rc" 2>/dev/null)" = 0
     check "render $n: placement_support $want as srun $version implies" test "$(field $n placement_support)" = "$want"
 done
@@ -52,6 +56,9 @@ if [[ $want == SCHEDULER ]]; then
     argv_is span srun -c 1 -N 2 -n 2 -w node1,node2 --exact --gres=none
     argv_is gpu srun -c 1 -N 1 -n 1 -w node1 --exact --gpus=1
     argv_is cap srun -c 1 -N 1 -n 1 -w node2 --exact --gres=none --mem=100M
+    # core sets without node names: no -w; no cpus per task given: no -c
+    argv_is unnamed srun -c 1 -N 1 -n 2 --exact --gres=none
+    argv_is noc srun -N 1 -n 2 -w node2 --exact --gres=none
     check "memory caps ENFORCED on this Slurm" test "$(field cap memory_cap_support)" = ENFORCED
     check "text form is the same command" grep -qx 'srun -c 1 -N 1 -n 2 -w node2 --exact --gres=none hostname' "$d/text.out"
 fi
@@ -72,6 +79,16 @@ ran cpu node2 node2
 ran span node1 node2
 ran gpu node1
 ran cap node2
+ran noc node2 node2
+# the launcher's own node: both tasks on one node, whichever srun took
+for n in unnamed unnamed20 nocunplaced; do
+    nodes=$(sed -n 's/^task \([^ ]*\) .*/\1/p' "$d/$n.out" 2>/dev/null | sort | uniq -c | awk '{print $1}')
+    if [[ $(cat "$d/$n.run" 2>/dev/null) == 0 && $nodes == 2 ]]; then ok "launch $n ran 2 tasks on one node"
+    else not_ok "launch $n: exit $(cat "$d/$n.run" 2>/dev/null), '$(cat "$d/$n.out" 2>/dev/null | tail -n 3)' ($(cat "$d/$n.err" 2>/dev/null))"; fi
+done
+argv_is unnamed20 srun -c 1 -N 1 -n 2 --cpu-bind=mask_cpu:0x1,0x2
+argv_is nocunplaced srun -N 1 -n 2
+check "srun took every rendered line (no 'Invalid numeric value')" bash -c "! grep -l 'Invalid numeric value' $d/*.out"
 check "no step waited in srun" bash -c "! grep -l 'step creation' $d/*.out"
 check "the env delta reached the step (no SLURM_MEM_PER_NODE)" grep -q 'mem=unset' "$d/cpu.out"
 check "the CPU step saw no GPU" grep -q 'cvd=unset\|cvd= ' "$d/cpu.out"

@@ -54,6 +54,8 @@ static const struct bad_case bad_cases[] = {
       "acquire: field 'cores' must be a positive integer", "got -3", "2" },
     { "{\"op\": \"no-such-op\", \"id\": 3}", INV, "unknown op \"no-such-op\"",
       "known ops: hello, acquire", "3" },
+    { "{\"op\": \"status\", \"id\": 4, \"queue_only\": 1}", INV,
+      "field 'queue_only' must be true or false", "got 1", "4" },
     /* framing and envelope */
     { "", INV, "not valid JSON", "", "null" },
     { "[1,2]", INV, "must be a JSON object", "got [1,2]", "null" },
@@ -139,9 +141,12 @@ static const struct bad_case bad_cases[] = {
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"n1\"],\"cores\":[[0]]}}", INV, "render: missing required field 'argv'", "", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":null,\"argv\":[\"a\"]}", INV, "render: field 'placement' must be an object", "got null", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":[],\"argv\":[\"a\"]}", INV, "render: placement: must be a JSON object", "", "6" },
-    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"cores\":[[0]]},\"argv\":[\"a\"]}", INV, "render: placement: missing required field 'nodes'", "", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"cores\":[[0],[1]]},\"argv\":[\"a\"]}", INV, "field 'placement.cores' must be one core id list ([[...]]) when nodes are not named", "got [[0],[1]]", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":\"n1\",\"cores\":[[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.nodes' must be an array of node names", "got \"n1\"", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"a\",\"b\"],\"cores\":[[0],[0]],\"gpu_ids\":[[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.gpu_ids' must be an array of 2 GPU id lists (one per node)", "got [[0]]", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"a\",\"b\"],\"cores\":[[0],[0]],\"gpu_ids\":[[0],3]},\"argv\":[\"a\"]}", INV, "field 'placement.gpu_ids[1]' must be an array of ids", "got 3", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"n\"],\"cores\":[[0]],\"foo\":1},\"argv\":[\"a\"]}", INV, "render: placement: unknown field(s): foo", "", "6" },
-    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[],\"cores\":[]},\"argv\":[\"a\"]}", INV, "field 'placement.nodes' must be a non-empty array", "got []", "6" },
+    { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[],\"cores\":[]},\"argv\":[\"a\"]}", INV, "field 'placement.cores' must be one core id list", "got []", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"a\",\"b\"],\"cores\":[[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.cores' must be an array of 2 core id lists", "got [[0]]", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[7],\"cores\":[[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.nodes[0]' must be a non-empty string", "got 7", "6" },
     { "{\"op\":\"render\",\"id\":6,\"placement\":{\"nodes\":[\"a\",null],\"cores\":[[0],[0]]},\"argv\":[\"a\"]}", INV, "field 'placement.nodes[1]' must be a node name", "got null", "6" },
@@ -219,7 +224,7 @@ END_TEST
 
 START_TEST (test_bool_fields)
 {
-    const char *fields[] = { "may_span_nodes", "local", "wait", "detach", "env" };
+    const char *fields[] = { "may_span_nodes", "local", "wait", "detach", "env", "resume" };
     for (size_t i = 0; i < sizeof (fields) / sizeof (fields[0]); i++) {
         char line[128], want[96];
         struct proto_request r;
@@ -324,6 +329,7 @@ START_TEST (test_acquire_defaults)
     ck_assert (!r.acquire.detach && !r.acquire.env && !s->local);
     ck_assert (r.acquire.ttl < 0);
     ck_assert (r.acquire.duration < 0);
+    ck_assert (!r.acquire.resume);
     ck_assert_int_eq (r.acquire.owner_pid, 0);
     proto_request_free (&r);
 }
@@ -376,6 +382,7 @@ START_TEST (test_roundtrip_acquire)
     s->priority = -5; s->timeout = 2.5; s->argv = argv;
     in.acquire.wait = false; in.acquire.detach = true; in.acquire.ttl = 3600;
     in.acquire.owner_pid = 4242; in.acquire.env = true; in.acquire.duration = 5400.5;
+    in.acquire.resume = true;
 
     roundtrip (&in, &out);
     const struct step_request *o = &out.acquire.step;
@@ -398,6 +405,7 @@ START_TEST (test_roundtrip_acquire)
     ck_assert_double_eq (out.acquire.ttl, 3600);
     ck_assert_double_eq (out.acquire.duration, 5400.5);
     ck_assert_int_eq (out.acquire.owner_pid, 4242);
+    ck_assert (out.acquire.resume);
     proto_request_free (&out);
 
     /* defaults survive the trip too */
@@ -483,6 +491,47 @@ START_TEST (test_roundtrip_render)
     ck_assert_int_eq (r.render.placement.gpus, 2);
     ck_assert_int_eq (r.render.placement.nodes[0].ncores, 0);
     proto_request_free (&r);
+
+    /* no node names (left out or []): one node, the launcher's; out again
+     * as "nodes": [] */
+    const char *unnamed[] = {
+        "{\"op\":\"render\",\"id\":1,\"argv\":[\"x\"],\"placement\":{\"cores\":[[2,3]]}}",
+        "{\"op\":\"render\",\"id\":1,\"argv\":[\"x\"],\"placement\":{\"nodes\":[],"
+        "\"cores\":[[2,3]]}}",
+    };
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg (decode (unnamed[i], &r, &e) == 0, "%s", e.text);
+        ck_assert_int_eq (r.render.placement.nnodes, 1);
+        ck_assert_ptr_null (r.render.placement.nodes[0].name);
+        ck_assert_int_eq (r.render.placement.nodes[0].ncores, 2);
+        ck_assert_int_eq (placement_validate (&r.render.placement, &e), 0);
+        roundtrip (&r, &out);
+        ck_assert_int_eq (out.render.placement.nnodes, 1);
+        ck_assert_ptr_null (out.render.placement.nodes[0].name);
+        ck_assert_int_eq (out.render.placement.nodes[0].cores[1], 3);
+        proto_request_free (&out);
+        proto_request_free (&r);
+    }
+
+    /* GPU ids per node, gpus their sum unless given */
+    ck_assert_int_eq (decode ("{\"op\":\"render\",\"id\":1,\"argv\":[\"x\"],\"placement\":"
+                              "{\"nodes\":[\"a\",\"b\"],\"cores\":[[0],[0]],"
+                              "\"gpu_ids\":[[0,1],[2]]}}", &r, &e), 0);
+    struct placement *pl = &r.render.placement;
+    ck_assert (pl->node_gpu_ids);
+    ck_assert_int_eq (pl->gpus, 3);
+    ck_assert_ptr_null (pl->gpu_ids);
+    ck_assert_int_eq (pl->nodes[0].ngpu_ids, 2);
+    ck_assert_int_eq (pl->nodes[1].gpu_ids[0], 2);
+    ck_assert_int_eq (placement_validate (pl, &e), 0);
+    ck_assert (!placement_gpu_ids_uniform (pl));
+    roundtrip (&r, &out);
+    ck_assert (out.render.placement.node_gpu_ids);
+    ck_assert_int_eq (out.render.placement.nodes[1].ngpu_ids, 1);
+    ck_assert_int_eq (out.render.placement.nodes[1].gpu_ids[0], 2);
+    ck_assert_int_eq (out.render.placement.gpus, 3);
+    proto_request_free (&out);
+    proto_request_free (&r);
 }
 END_TEST
 
@@ -527,6 +576,11 @@ START_TEST (test_roundtrip_small_ops)
     proto_request_init (&in, PROTO_STATUS);
     in.id = json_string ("");
     roundtrip (&in, &out);
+    ck_assert (!out.status.queue_only && !out.status.time_left);
+    proto_request_free (&out);
+    in.status.queue_only = true;
+    roundtrip (&in, &out);
+    ck_assert (out.status.queue_only && !out.status.time_left);
     proto_request_free (&out);
     proto_request_free (&in);
 
@@ -963,9 +1017,29 @@ START_TEST (test_events)
     proto_event_free (&ev);
     json_decref (m);
 
+    /* berthd's start: the allocation it serves */
+    m = reparse (proto_event_allocation (16, "4242", "pm-cpu", json_pack (
+        "[{s:s s:s s:i s:i}]", "name", "nid1", "cores", "0-127", "ncores", 128, "gpus", 4)));
+    ck_assert_int_eq (proto_decode_event (m, &ev, &e), 0);
+    ck_assert_int_eq (ev.kind, PROTO_EV_ALLOCATION);
+    ck_assert_str_eq (ev.job_id, "4242");
+    ck_assert_str_eq (ev.machine, "pm-cpu");
+    ck_assert_str_eq (json_string_value (json_object_get (json_array_get (ev.nodes, 0), "cores")),
+                      "0-127");
+    proto_event_free (&ev);
+    json_decref (m);
+    ck_assert_ptr_null (proto_event_allocation (1, NULL, NULL, NULL));
+
     const struct { const char *json, *want; } bad[] = {
         { "{\"time\":1}", "event: missing required field 'event'" },
-        { "{\"event\":\"exploded\",\"time\":1}", "field 'event' must be granted, waited, released or refused" },
+        { "{\"event\":\"exploded\",\"time\":1}", "field 'event' must be granted, waited, released, refused or allocation" },
+        { "{\"event\":\"allocation\",\"time\":1}", "field 'nodes' must be a non-empty array of nodes, got null" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[]}", "field 'nodes' must be a non-empty array" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[7]}", "field 'nodes[0]' must be an object, got 7" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[{\"cores\":\"0-3\"}]}", "field 'nodes[0].name' must be a node name" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[{\"name\":\"a\",\"cores\":\"0-3\"},{\"name\":\"b\",\"cores\":3}]}", "field 'nodes[1].cores' must be a core id set" },
+        { "{\"event\":\"allocation\",\"time\":1,\"nodes\":[{\"name\":\"a\",\"cores\":\"0\",\"gpus\":-1}]}", "field 'nodes[0].gpus'" },
+        { "{\"event\":\"allocation\",\"time\":1,\"job_id\":5,\"nodes\":[{\"name\":\"a\",\"cores\":\"0\"}]}", "field 'job_id'" },
         { "{\"event\":\"waited\",\"time\":\"now\"}", "field 'time' must be a number" },
         { "{\"event\":\"waited\",\"time\":1,\"position\":-1}", "field 'position'" },
         { "{\"event\":\"released\",\"time\":1}", "field 'lease' must be a lease id" },

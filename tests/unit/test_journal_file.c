@@ -415,6 +415,60 @@ START_TEST (test_grant_lease_round_trip)
 }
 END_TEST
 
+/* The records around a restart: reclaim (a new holder for a live grant),
+ * wait and unwait (requests in the queue), and a grant that ends a wait. */
+#define WAIT(id, t) "{\"op\":\"wait\",\"id\":" #id ",\"time\":" #t \
+    ",\"peer_pid\":42,\"peer_start\":777,\"uid\":1000}\n"
+START_TEST (test_restart_records)
+{
+    struct journal_contents jc;
+    const char *text = START GRANT (1, "[0,1]")
+        "{\"op\":\"reclaim\",\"id\":1,\"time\":5.5,\"peer_pid\":99,"
+        "\"peer_start\":1234}\n"
+        WAIT (1, 10.0) WAIT (2, 11.0) WAIT (3, 12.0)
+        "{\"op\":\"unwait\",\"id\":2,\"time\":13.0}\n";
+    reads (text, &jc);
+    ck_assert_int_eq (json_array_size (jc.live), 1);
+    json_t *g = json_array_get (jc.live, 0);
+    ck_assert_int_eq (json_integer_value (json_object_get (g, "peer_pid")), 99);
+    ck_assert_int_eq (json_integer_value (json_object_get (g, "peer_start")), 1234);
+    ck_assert_int_eq (json_array_size (jc.waits), 2);
+    ck_assert_int_eq (json_integer_value (json_object_get (
+                          json_array_get (jc.waits, 0), "id")), 1);
+    ck_assert_int_eq (json_integer_value (json_object_get (
+                          json_array_get (jc.waits, 1), "id")), 3);
+    ck_assert_uint_eq (jc.next_wait, 4);
+    journal_contents_free (&jc);
+
+    /* a grant that ends wait 1 */
+    char buf[2048];
+    snprintf (buf, sizeof (buf), "%s%s%s", START WAIT (1, 10.0),
+              GRANT (1, "[0,1]"), "");
+    char *at = strstr (buf, "\"held\"");
+    ck_assert_ptr_nonnull (at);
+    memmove (at + 9, at, strlen (at) + 1);
+    memcpy (at, "\"wait\":1,", 9);
+    reads (buf, &jc);
+    ck_assert_int_eq (json_array_size (jc.live), 1);
+    ck_assert_int_eq (json_array_size (jc.waits), 0);
+    ck_assert_uint_eq (jc.next_wait, 2);
+    journal_contents_free (&jc);
+
+    /* each is read strictly, with the line named */
+    damaged (START GRANT (1, "[0,1]") "{\"op\":\"reclaim\",\"id\":2,"
+             "\"peer_pid\":9,\"peer_start\":0}\n" GRANT (2, "[2,3]"),
+             "line 3", "reclaims L2, which is not held");
+    damaged (START "{\"op\":\"reclaim\",\"id\":1}\n" GRANT (1, "[0,1]"),
+             "line 2", "reclaim record needs");
+    damaged (START WAIT (1, 1.0) WAIT (1, 2.0) GRANT (1, "[0,1]"), "line 3",
+             "wait 1 is already waiting");
+    damaged (START "{\"op\":\"unwait\",\"id\":7}\n" GRANT (1, "[0,1]"),
+             "line 2", "ends wait 7, which is not waiting");
+    damaged (START "{\"op\":\"wait\",\"id\":0,\"time\":1}\n"
+             GRANT (1, "[0,1]"), "line 2", "a wait record needs");
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("journal_file");
@@ -426,6 +480,7 @@ int main (void)
     tcase_add_test (tc, test_append_and_rewrite);
     tcase_add_test (tc, test_full_disk);
     tcase_add_test (tc, test_grant_lease_round_trip);
+    tcase_add_test (tc, test_restart_records);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

@@ -99,6 +99,36 @@ START_TEST (caps_parse)
 }
 END_TEST
 
+/* Which MPI a single_node machine's mpirun is, from --version output as the
+ * Debian packages print it (Open MPI 4.1.4, MPICH 4.0.2's hydra). */
+START_TEST (mpi_flavour)
+{
+    ck_assert_int_eq (launcher_output_mpi ("mpirun (Open MPI) 4.1.4\n\nReport bugs to "
+                                           "http://www.open-mpi.org/community/help/\n"),
+                      MPI_OPENMPI);
+    ck_assert_int_eq (launcher_output_mpi ("mpiexec (OpenRTE) 4.0.3\n"), MPI_OPENMPI);
+    ck_assert_int_eq (launcher_output_mpi ("HYDRA build details:\n    Version:"
+                                           "                                 4.0.2\n"),
+                      MPI_MPICH);
+    ck_assert_int_eq (launcher_output_mpi ("Intel(R) MPI Library for Linux* OS\n"),
+                      MPI_UNKNOWN);
+    ck_assert_int_eq (launcher_output_mpi (""), MPI_UNKNOWN);
+    ck_assert_int_eq (launcher_output_mpi (NULL), MPI_UNKNOWN);
+    struct launcher_caps c;
+    berth_error_t err;
+    ck_assert_int_eq (launcher_caps_parse ("openmpi", BERTH_SYSTEM_SINGLE_NODE, &c, &err), 0);
+    ck_assert_int_eq (c.mpi, MPI_OPENMPI);
+    ck_assert (c.taskset);
+    ck_assert_int_eq (c.placement, PLACEMENT_CPU_BINDING);
+    ck_assert_int_eq (launcher_caps_parse ("mpich", BERTH_SYSTEM_SINGLE_NODE, &c, &err), 0);
+    ck_assert_int_eq (c.mpi, MPI_MPICH);
+    ck_assert_str_eq (c.desc, "taskset, mpich");
+    ck_assert_int_eq (launcher_caps_parse ("taskset", BERTH_SYSTEM_SINGLE_NODE, &c, &err), 0);
+    ck_assert_int_eq (c.mpi, MPI_UNKNOWN);
+    ck_assert_str_eq (mpi_flavour_name (MPI_OPENMPI), "openmpi");
+}
+END_TEST
+
 START_TEST (caps_parse_errors)
 {
     parse_bad ("pals", BERTH_SYSTEM_SLURM,
@@ -107,11 +137,15 @@ START_TEST (caps_parse_errors)
     parse_bad ("taskset", BERTH_SYSTEM_PBS, "does not fit a pbs machine; give pals or none");
     parse_bad ("slurm:22.05", BERTH_SYSTEM_PBS, "does not fit a pbs machine");
     parse_bad ("slurm:22.05", BERTH_SYSTEM_SINGLE_NODE,
-               "does not fit a single_node machine; give taskset or none");
+               "does not fit a single_node machine; give openmpi, mpich, taskset or none");
     parse_bad ("pals", BERTH_SYSTEM_SINGLE_NODE, "does not fit a single_node machine");
     parse_bad ("mpich", BERTH_SYSTEM_PBS,
-               "launcher version \"mpich\" is not known; for a pbs machine give pals "
+               "launcher version \"mpich\" does not fit a pbs machine; give pals "
                "or none");
+    parse_bad ("openmpi", BERTH_SYSTEM_SLURM, "does not fit a slurm machine");
+    parse_bad ("ompi", BERTH_SYSTEM_SINGLE_NODE,
+               "launcher version \"ompi\" is not known; for a single_node machine give "
+               "openmpi, mpich, taskset or none");
     parse_bad ("", BERTH_SYSTEM_SLURM, "is not known");
     parse_bad ("slurm:", BERTH_SYSTEM_SLURM, "expected slurm:MAJOR.MINOR[.MICRO]");
     parse_bad ("slurm:22", BERTH_SYSTEM_SLURM, "expected slurm:MAJOR.MINOR");
@@ -305,6 +339,17 @@ START_TEST (detect_taskset_and_login)
     c = detect (BERTH_SYSTEM_SINGLE_NODE, "mpirun");
     ck_assert_int_eq (c.placement, PLACEMENT_CPU_BINDING);
     ck_assert (c.taskset);
+    ck_assert_int_eq (c.mpi, MPI_UNKNOWN);
+    ck_assert_str_eq (c.desc, "taskset");
+    /* the machine's mpirun says which MPI it is */
+    launcher_detect_forget ();
+    fake ("mpirun", "echo 'mpirun (Open MPI) 4.1.4'");
+    c = detect (BERTH_SYSTEM_SINGLE_NODE, "mpirun");
+    ck_assert_int_eq (c.mpi, MPI_OPENMPI);
+    ck_assert_str_eq (c.desc, "taskset, openmpi");
+    fake ("mpiexec.hydra", "echo 'HYDRA build details:'; echo '    Version: 4.0.2'");
+    c = detect (BERTH_SYSTEM_SINGLE_NODE, "mpiexec.hydra");
+    ck_assert_int_eq (c.mpi, MPI_MPICH);
     fake ("srun", "echo 'slurm 22.05.8'");
     c = detect (BERTH_SYSTEM_LOGIN, "srun");
     ck_assert_int_eq (c.placement, PLACEMENT_NONE);
@@ -320,6 +365,7 @@ int main (void)
     tcase_add_test (tc, from_slurm);
     tcase_add_test (tc, caps_parse);
     tcase_add_test (tc, caps_parse_errors);
+    tcase_add_test (tc, mpi_flavour);
     tcase_add_test (tc, srun_version);
     tcase_add_test (tc, pals_output);
     suite_add_tcase (s, tc);

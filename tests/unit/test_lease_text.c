@@ -13,12 +13,12 @@ static int gids[] = { 0, 1 };
 static struct proto_lease base (void)
 {
     static struct placement_node nodes[2];
-    nodes[0] = (struct placement_node) { "nid001", cores0, 4 };
-    nodes[1] = (struct placement_node) { "nid002", cores1, 4 };
+    nodes[0] = (struct placement_node) { .name = "nid001", .cores = cores0, .ncores = 4 };
+    nodes[1] = (struct placement_node) { .name = "nid002", .cores = cores1, .ncores = 4 };
     struct proto_lease l;
     proto_lease_init (&l);
     l.id = "L17";
-    l.placement = (struct placement) { nodes, 1, 0, NULL, 0 };
+    l.placement = (struct placement) { .nodes = nodes, .nnodes = 1 };
     l.memory_cap = -1;
     l.budget_mb = -1;
     l.granted = -1;
@@ -232,13 +232,14 @@ static void same_grant_record (const struct proto_lease *l,
     without_env.env = NULL;
     without_env.nenv = 0;
     json_t *theirs = json_pack (
-        "{s:s s:I s:f s:o s:s s:b s:o s:i s:i s:i s:o s:o}", "op", "grant",
+        "{s:s s:I s:f s:o s:s s:b s:o s:i s:i s:I s:i s:o s:o}", "op", "grant",
         "id", (json_int_t) g->id, "time", l->granted,
         "shape", journal_shape_json (g->shape), "layout", g->layout,
         "detached", g->detached, "expires", g->expires >= 0
                                             ? json_real (g->expires)
                                             : json_null (),
-        "owner", g->owner, "peer_pid", g->peer_pid, "uid", g->uid,
+        "owner", g->owner, "peer_pid", g->peer_pid,
+        "peer_start", (json_int_t) g->peer_start, "uid", g->uid,
         "lease", proto_lease_json (&without_env), "held", journal_held_json (g->held));
     ck_assert_ptr_nonnull (theirs);
     char *want = json_dumps (theirs, JSON_COMPACT | JSON_SORT_KEYS);
@@ -277,7 +278,7 @@ START_TEST (journal_records)
     struct grant_record_facts g = {
         .id = 17, .shape = &shape, .layout = "cpu_binding", .detached = false,
         .expires = -1, .owner = 0, .peer_pid = 4242, .uid = 1000,
-        .held = &ll,
+        .peer_start = 123456789, .held = &ll,
     };
     l.granted = 1754300000.25;
     l.budget_mb = 184;
@@ -361,7 +362,7 @@ START_TEST (refusals)
     l.placement.nnodes = 0;
     ck_assert_int_eq (lease_text_build (&l, &t), -1);
     l = base ();
-    struct placement_node nameless = { NULL, cores0, 4 };
+    struct placement_node nameless = { .cores = cores0, .ncores = 4 };
     l.placement.nodes = &nameless;
     ck_assert_int_eq (lease_text_build (&l, &t), -1);
     l = base ();

@@ -256,7 +256,7 @@ START_TEST (gpus)
     ck_assert_int_eq (at (l, c, 0)->node, 0);       /* lowest on a tie */
     ck_assert_str_eq (list (at (l, c, 0)->gpus, 1), "3");
     nofit (l, single (1, 3, -1), LEDGER_CPU_BINDING,
-           "no node with 1 free cores and 3 free GPUs (best: 2)");
+           "no node with 1 free core and 3 free GPUs (best: 2)");
     /* A step without GPUs holds none, and says so. */
     uint64_t d = acq (l, single (2, 0, -1), LEDGER_CPU_BINDING);
     struct placement p;
@@ -496,7 +496,7 @@ START_TEST (span_gpus_and_memory)
     ck_assert_int_eq (ls->nodes[2].memory, 666);
     /* Memory short on every node. */
     nofit (l, ranks (3, 1, 0, 600), LEDGER_CPU_BINDING,
-           "no 3 nodes with 1 free cores and 200 MB of memory unbudgeted "
+           "no 3 nodes with 1 free core and 200 MB of memory unbudgeted "
            "(best: 134, 134, 134)");
     ledger_destroy (l);
 }
@@ -783,6 +783,34 @@ START_TEST (estimated_ends)
 }
 END_TEST
 
+/* The start berth run -v shows: by the estimates only (a lease with none
+ * gives none), at the fewest nodes that hold the shape soonest. */
+START_TEST (start_estimate)
+{
+    struct ledger *l = mk (3, 8, 0, -1, 0);
+    uint64_t a = acq (l, single (6, 0, -1), LEDGER_CPU_BINDING);   /* n0 */
+    uint64_t d = acq (l, single (7, 0, -1), LEDGER_CPU_BINDING);   /* n1 */
+    uint64_t b = acq (l, single (8, 0, -1), LEDGER_CPU_BINDING);   /* n2 */
+    struct step_shape whole = single (8, 0, -1), two = ranks (16, 1, 0, -1);
+    struct step_shape small = single (2, 0, -1), huge = single (9, 0, -1);
+    /* none stated: nothing to go by */
+    ck_assert (ledger_start_estimate (l, &whole, LEDGER_CPU_BINDING, 10) == -1);
+    ck_assert (ledger_start_estimate (l, &small, LEDGER_CPU_BINDING, 10) == 10);
+    ck_assert_int_eq (ledger_lease_set_end (l, d, 30), 0);
+    ck_assert (ledger_start_estimate (l, &whole, LEDGER_CPU_BINDING, 10) == 30);
+    /* two nodes: n1 at 30, then n0 or n2: neither stated an end */
+    ck_assert (ledger_start_estimate (l, &two, LEDGER_CPU_BINDING, 10) == -1);
+    ck_assert_int_eq (ledger_lease_set_end (l, b, 50), 0);
+    ck_assert_int_eq (ledger_lease_set_end (l, a, 100), 0);
+    ck_assert (ledger_start_estimate (l, &two, LEDGER_CPU_BINDING, 10) == 50);
+    /* past its estimate: any moment now */
+    ck_assert (ledger_start_estimate (l, &whole, LEDGER_CPU_BINDING, 40) == 40);
+    ck_assert (ledger_start_estimate (l, &huge, LEDGER_CPU_BINDING, 10) == -1);
+    check (l);
+    ledger_destroy (l);
+}
+END_TEST
+
 START_TEST (many_nodes)
 {
     struct ledger *l = mk (1000, 128, 4, 512000, 0);
@@ -820,6 +848,7 @@ int main (void)
     tcase_add_test (tc, randomized);
     tcase_add_test (tc, reservations);
     tcase_add_test (tc, estimated_ends);
+    tcase_add_test (tc, start_estimate);
     tcase_add_test (tc, many_nodes);
     suite_add_tcase (s, tc);
     return run_suite (s);

@@ -334,7 +334,7 @@ START_TEST (test_events)
     o = parse ("{\"event\": \"exploded\", \"time\": 8}");
     ck_assert_ptr_null (event_from_json (o, &err));
     ck_assert_str_eq (err.code, BERTH_ERR_PROTOCOL);
-    HAS (err.message, "granted, waited, released or refused");
+    HAS (err.message, "granted, waited, released, refused or allocation, got \"exploded\"");
     json_decref (o);
     berth_event_free (NULL);
 }

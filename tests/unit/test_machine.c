@@ -14,7 +14,7 @@ static int load (const char *name, const char *compiler,
                  const char *const *configs, struct machine **m,
                  berth_error_t *err)
 {
-    struct machine_options o = { name, configs, compiler };
+    struct machine_options o = { name, configs, compiler, NULL };
     fake_init (&fk);
     return machine_load_env (&o, &fk.env, m, err);
 }
@@ -124,12 +124,12 @@ static const struct expect {
       "ZE_AFFINITY_MASK", "E3SM_Dec" },
     { "polaris", NULL, BERTH_SYSTEM_PBS, "mpiexec --label", 32, 4, 4, 480000,
       "core", NULL, NULL, NULL, NULL, "--depth", "CUDA_VISIBLE_DEVICES",
-      NULL },
+      "E3SMinput" },
     { "polaris", "gnu", BERTH_SYSTEM_PBS, "mpiexec --label", 32, 0, 32,
       480000, "core", NULL, NULL, NULL, NULL, "--depth",
-      "CUDA_VISIBLE_DEVICES", NULL },
+      "CUDA_VISIBLE_DEVICES", "E3SMinput" },
     { "improv", NULL, BERTH_SYSTEM_PBS, "mpirun --tag-output", 128, 0, 128,
-      240000, "cores", NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+      240000, "cores", NULL, NULL, NULL, "plane", NULL, NULL, NULL },
 };
 
 START_TEST (shipped_figures)
@@ -293,6 +293,57 @@ START_TEST (compiler_overlay)
     m = must_load ("pm-cpu", "intel");
     ck_assert_str_eq (m->compiler, "intel");
     ck_assert_int_eq (m->par.cores_per_node, 128);
+    ck_assert_ptr_null (m->compiler_warning);
+    ck_assert_str_eq (m->compiler_why, "given (--compiler): no [parallel.intel] section, "
+                      "[parallel] as it is");
+    machine_destroy (m);
+}
+END_TEST
+
+/* Which compilers a machine knows; one it does not know is refused where the
+ * machine lists its compilers, taken with a warning where it lists none. */
+START_TEST (compilers_known)
+{
+    struct machine *m = must_load ("frontier", NULL);
+    char **v;
+    int n;
+    berth_error_t err;
+    ck_assert_int_eq (machine_compilers (m, &v, &n, &err), 0);
+    ck_assert_int_eq (n, 8);
+    ck_assert_str_eq (v[0], "craygnu");          /* the [build] compiler first */
+    ck_assert_str_eq (v[3], "craygnu-mphipcc");  /* as the list spells it */
+    for (int i = 0; i < n; i++)
+        free (v[i]);
+    free (v);
+    ck_assert (machine_has_compiler_section (m, "craygnu-mphipcc"));
+    ck_assert (machine_has_compiler_section (m, "CRAYGNU_MPHIPCC"));
+    ck_assert (!machine_has_compiler_section (m, "craygnu"));
+    ck_assert_msg (strstr (m->compiler_why, "the machine's [build] compiler ("), "%s",
+                   m->compiler_why);
+    machine_destroy (m);
+
+    struct machine *bad = NULL;
+    ck_assert_int_eq (load ("pm-cpu", "bogus", NULL, &bad, &err), -1);
+    ck_assert_ptr_null (bad);
+    ck_assert_str_eq (err.text, "machine pm-cpu has no compiler 'bogus': it knows gnu, "
+                      "intel and nvidia ([build] compilers and its "
+                      "[parallel.<compiler>] sections); give one of them with --compiler");
+    ck_assert_int_eq (load ("aurora", "oneapi_ifxgpu", NULL, &bad, &err), 0);
+    ck_assert_int_eq (bad->par.gpus_per_node, 12);
+    machine_destroy (bad);
+
+    /* localhost lists none: taken, with a warning naming what it knows */
+    m = must_load ("localhost", "gnu");
+    ck_assert_ptr_nonnull (m->compiler_warning);
+    ck_assert_msg (strstr (m->compiler_warning, "machine localhost has no [parallel.gnu] "
+                           "section and lists no [build] compilers"), "%s",
+                   m->compiler_warning);
+    machine_destroy (m);
+    m = must_load ("localhost", NULL);
+    ck_assert_ptr_null (m->compiler);
+    ck_assert_ptr_null (m->compiler_warning);
+    ck_assert_str_eq (m->compiler_why, "no compiler given and no [build] compiler: "
+                      "[parallel] as it is");
     machine_destroy (m);
 }
 END_TEST
@@ -417,7 +468,7 @@ START_TEST (machines_dir)
     struct machine *m;
     berth_error_t err;
     char var[4200];
-    struct machine_options o = { "pm-cpu", NULL, NULL };
+    struct machine_options o = { "pm-cpu", NULL, NULL, NULL };
     fake_init (&fk);
     snprintf (var, sizeof (var), "BERTH_MACHINES_DIR=%s",
               testdata ("machines/dir"));
@@ -462,7 +513,7 @@ START_TEST (localhost_detected)
     machine_destroy (m);
 
     /* nothing on PATH, nothing known: mpirun, memory unknown, no GPUs */
-    struct machine_options o = { "localhost", NULL, NULL };
+    struct machine_options o = { "localhost", NULL, NULL, NULL };
     berth_error_t err;
     fake_init (&fk);
     fk.facts.launcher[0] = '\0';
@@ -522,7 +573,7 @@ START_TEST (bad_values)
     struct machine *m;
     berth_error_t err;
     const char *neg[] = { testdata ("machines/negative-gpus.cfg"), NULL };
-    struct machine_options o = { "pm-gpu", neg, "gnu" };
+    struct machine_options o = { "pm-gpu", neg, "gnu", NULL };
     fake_init (&fk);
     ck_assert_int_eq (machine_load_env (&o, &fk.env, &m, &err), -1);
     ck_assert_msg (strstr (err.text, "negative-gpus.cfg:2: [parallel.gnu] "
@@ -533,8 +584,13 @@ START_TEST (bad_values)
     ck_assert_int_eq (m->par.gpus_per_node, 4);
     machine_destroy (m);
 
-    load_fails (NULL, "machines/no-system.cfg", "system is not set",
-                "slurm, pbs, single_node or login");
+    /* a file that sets no system adjusts the machine chosen without it
+     * (here the localhost default) instead of failing for want of one */
+    const char *nosys[] = { testdata ("machines/no-system.cfg"), NULL };
+    ck_assert_int_eq (load (NULL, NULL, nosys, &m, &err), 0);
+    ck_assert_str_eq (m->name, "localhost");
+    ck_assert_int_eq (m->par.cores_per_node, 8);
+    machine_destroy (m);
     load_fails (NULL, "machines/no-launcher.cfg", "parallel_executable",
                 "system pbs");
     load_fails (NULL, "machines/bad-ref.cfg", "nowhere", "cores_per_node");
@@ -583,6 +639,7 @@ int main (void)
     tcase_add_test (tc, every_machine_every_section);
     tcase_add_test (tc, targets);
     tcase_add_test (tc, compiler_overlay);
+    tcase_add_test (tc, compilers_known);
     tcase_add_test (tc, options_table);
     tcase_add_test (tc, lists);
     tcase_add_test (tc, layering);

@@ -34,7 +34,7 @@ START_TEST (named_wins)
     fk.vars[0] = "BERTH_MACHINE=frontier";
     fk.vars[1] = "SLURM_JOB_ID=42";
     fk.env.hostname = "x4102c5s2b0n0";
-    struct machine_options o = { "pm-cpu", NULL, NULL };
+    struct machine_options o = { "pm-cpu", NULL, NULL, NULL };
     struct machine *m = select_ok (&o);
     ck_assert_str_eq (m->name, "pm-cpu");
     ck_assert_str_eq (m->chosen_why, "--machine pm-cpu");
@@ -82,6 +82,10 @@ static const struct {
     { "chr-0493", "chrysalis" },
     { "chrlogin1.lcrc.anl.gov", "chrysalis" },
     { "compy01", "compy" },
+    /* the sites' own patterns: Compy's compute nodes, bare login names */
+    { "n0123", "compy" },
+    { "aurora", "aurora" },
+    { "polaris", "polaris" },
     { "dane17", "dane" },
     { "ch-fe1", "chicoma-cpu" },
     { "ilogin2", "improv" },
@@ -195,7 +199,7 @@ START_TEST (generic_pbs)
 {
     fake_init (&fk);
     fk.vars[0] = "PBS_JOBID=123.aurora-pbs";
-    struct machine_options o = { NULL, NULL, NULL };
+    struct machine_options o = { NULL, NULL, NULL, NULL };
     struct machine *m = select_ok (&o);
     ck_assert_str_eq (m->name, "pbs");
     ck_assert_str_eq (m->chosen_why,
@@ -229,7 +233,7 @@ START_TEST (real_environment)
 {
     struct machine *m = NULL;
     berth_error_t err;
-    struct machine_options o = { "localhost", NULL, NULL };
+    struct machine_options o = { "localhost", NULL, NULL, NULL };
     ck_assert_msg (machine_load (&o, &m, &err) == 0, "%s", err.text);
     ck_assert_int_eq (m->par.system, BERTH_SYSTEM_SINGLE_NODE);
     ck_assert_int_gt (m->par.cores_per_node, 0);
@@ -247,6 +251,120 @@ START_TEST (real_environment)
 }
 END_TEST
 
+/* The machine search path: --machine-path directories, then
+ * BERTH_MACHINE_PATH's, then the shipped machines; and which file was read. */
+START_TEST (search_path)
+{
+    char a[4096], b[4096], var[8400];
+    struct machine *m = NULL;
+    berth_error_t err;
+    snprintf (a, sizeof (a), "%s", testdata ("machines/path-a"));
+    snprintf (b, sizeof (b), "%s", testdata ("machines/path-b"));
+    fake_init (&fk);
+    /* an entry that is not a directory is passed over, like PATH's */
+    snprintf (var, sizeof (var), "BERTH_MACHINE_PATH=/no/such/dir:%s:%s", b, a);
+    fk.vars[0] = var;
+    struct machine_options o = { "pm-cpu", NULL, NULL, NULL };
+    m = select_ok (&o);
+    ck_assert_int_eq (m->par.cores_per_node, 22);
+    ck_assert_str_eq (m->file, testdata ("machines/path-b/pm-cpu.cfg"));
+    ck_assert_msg (strstr (m->file_why, "BERTH_MACHINE_PATH entry 2"), "%s",
+                   m->file_why);
+    machine_destroy (m);
+
+    /* --machine-path comes first */
+    const char *dirs[] = { a, NULL };
+    o.machine_path = dirs;
+    m = select_ok (&o);
+    ck_assert_int_eq (m->par.cores_per_node, 11);
+    ck_assert_msg (strstr (m->file_why, "(--machine-path)"), "%s",
+                   m->file_why);
+    machine_destroy (m);
+
+    /* a machine only the path has; one nobody has is shipped */
+    o.name = "siteonly";
+    m = select_ok (&o);
+    ck_assert_int_eq (m->par.system, BERTH_SYSTEM_PBS);
+    machine_destroy (m);
+    o.name = "frontier";
+    m = select_ok (&o);
+    ck_assert_str_eq (m->file, "machines/frontier.cfg");
+    ck_assert_msg (strstr (m->file_why, "shipped with berth: no frontier.cfg "
+                           "in the machine path"), "%s", m->file_why);
+    ck_assert_int_eq (m->par.cores_per_node, 56);
+    machine_destroy (m);
+
+    /* a file with no [parallel] keeps the clear error, naming the file */
+    o.name = "noparallel";
+    ck_assert_int_eq (machine_load_env (&o, &fk.env, &m, &err), -1);
+    ck_assert_msg (strstr (err.text, "path-b/noparallel.cfg")
+                   && strstr (err.text, "[parallel] system is not set"),
+                   "%s", err.text);
+    /* unknown everywhere: the directories searched are named */
+    o.name = "nosuch";
+    ck_assert_int_eq (machine_load_env (&o, &fk.env, &m, &err), -1);
+    ck_assert_msg (strstr (err.text, "no nosuch.cfg in the machine path")
+                   && strstr (err.text, "path-a (--machine-path)"), "%s",
+                   err.text);
+    /* an explicit directory that is not there is an error */
+    const char *bad[] = { "/no/such/dir", NULL };
+    o.name = "pm-cpu";
+    o.machine_path = bad;
+    ck_assert_int_eq (machine_load_env (&o, &fk.env, &m, &err), -1);
+    ck_assert_msg (strstr (err.text, "--machine-path /no/such/dir"), "%s",
+                   err.text);
+
+    /* without a path the shipped file, and it says so */
+    fake_init (&fk);
+    o.machine_path = NULL;
+    m = select_ok (&o);
+    ck_assert_str_eq (m->file, "machines/pm-cpu.cfg");
+    ck_assert_msg (strstr (m->file_why, "no --machine-path or "
+                           "BERTH_MACHINE_PATH set"), "%s",
+                   m->file_why);
+    machine_destroy (m);
+}
+END_TEST
+
+/* --config with a file that names no system adjusts the machine chosen as
+ * without it (issue 17: it used to become a machine named after the file
+ * and fail for want of a system). */
+START_TEST (config_layers_over_chosen)
+{
+    char gpu[4096];
+    snprintf (gpu, sizeof (gpu), "%s", testdata ("machines/gpu.cfg"));
+    const char *configs[] = { gpu, NULL };
+    struct machine_options o = { NULL, configs, NULL, NULL };
+    fake_init (&fk);
+    fk.vars[0] = "BERTH_MACHINE=pm-cpu";
+    struct machine *m = select_ok (&o);
+    ck_assert_str_eq (m->name, "pm-cpu");
+    ck_assert_int_eq (m->par.gpus_per_node, 2);
+    ck_assert_int_eq (m->par.cores_per_node, 128);
+    ck_assert_msg (strstr (m->chosen_why, "BERTH_MACHINE=pm-cpu, with --config")
+                   && strstr (m->chosen_why, "gpu.cfg"), "%s", m->chosen_why);
+    machine_destroy (m);
+
+    /* nothing else named: the localhost default, adjusted */
+    fake_init (&fk);
+    m = select_ok (&o);
+    ck_assert_str_eq (m->name, "localhost");
+    ck_assert_int_eq (m->par.gpus_per_node, 2);
+    machine_destroy (m);
+
+    /* a file that sets a system is a machine of its own */
+    char mybox[4096];
+    snprintf (mybox, sizeof (mybox), "%s", testdata ("machines/mybox.cfg"));
+    const char *own[] = { mybox, NULL };
+    o.configs = own;
+    fk.vars[0] = "BERTH_MACHINE=pm-cpu";
+    m = select_ok (&o);
+    ck_assert_str_eq (m->name, "mybox");
+    ck_assert_str_eq (m->file, mybox);
+    machine_destroy (m);
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("machine_select");
@@ -258,6 +376,8 @@ int main (void)
     tcase_add_test (tc, generic_pbs);
     tcase_add_test (tc, localhost_default);
     tcase_add_test (tc, real_environment);
+    tcase_add_test (tc, search_path);
+    tcase_add_test (tc, config_layers_over_chosen);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

@@ -105,7 +105,8 @@ static struct placement *mkpl (struct pl *s, int nnodes, const char *const *name
     memset (s, 0, sizeof (*s));
     for (int i = 0; i < nnodes; i++) {
         memcpy (s->cores[i], cores, (size_t)ncores * sizeof (int));
-        s->nodes[i] = (struct placement_node){ (char *)names[i], s->cores[i], ncores };
+        s->nodes[i] = (struct placement_node){ .name = (char *)names[i], .cores = s->cores[i],
+                                             .ncores = ncores };
     }
     s->p.nodes = s->nodes;
     s->p.nnodes = nnodes;
@@ -225,7 +226,7 @@ START_TEST (slurm_unplaced_rules)
     struct launch_request q = { .argv = prog, .ntasks = 6, .cpus_per_task = 0 };
     /* fewest nodes: 6 tasks at 4 per node is 2 nodes; cpus 0 rendered as 0 */
     expect (&m, 3, &c, &q,
-            "srun --label -c 0 -N 2 -n 6 --cpu-bind=cores --gpu-bind=none -m plane=4 "
+            "srun --label -N 2 -n 6 --cpu-bind=cores --gpu-bind=none -m plane=4 "
             "./a -x");
     /* the program argv is passed on as it is */
     char *const spaced[] = { "./a", "two words", NULL };
@@ -242,15 +243,15 @@ START_TEST (slurm_unplaced_rules)
     q.ntasks = 1;
     m.gpu_bind = NULL;
     m.cpu_bind = NULL;
-    expect (&m, 1, &c, &q, "srun --label -c 0 -N 1 -n 1 --gres=gpu 2 -m plane=4 ./a -x");
+    expect (&m, 1, &c, &q, "srun --label -N 1 -n 1 --gres=gpu 2 -m plane=4 ./a -x");
     /* distribution wins over the legacy placement option; mem_bind last */
     m.distribution = "cyclic";
     m.mem_bind = "local";
     q.gpus_per_task = 0;
-    expect (&m, 1, &c, &q, "srun --label -c 0 -N 1 -n 1 --mem-bind=local -m cyclic ./a -x");
+    expect (&m, 1, &c, &q, "srun --label -N 1 -n 1 --mem-bind=local -m cyclic ./a -x");
     /* neither: no -m */
     m.distribution = m.placement = NULL;
-    expect (&m, 1, &c, &q, "srun --label -c 0 -N 1 -n 1 --mem-bind=local ./a -x");
+    expect (&m, 1, &c, &q, "srun --label -N 1 -n 1 --mem-bind=local ./a -x");
     /* parallel_executable split on single spaces */
     m = chrysalis ();
     q.cpus_per_task = 1;
@@ -422,7 +423,7 @@ START_TEST (slurm_cpu_binding)
     q.ntasks = 1;
     q.cpus_per_task = 0;
     expect (&m, 2, &c, &q,
-            "srun --mpi=pmi2 -l -c 0 -N 2 -n 1 -w c1,c2 --cpu-bind=mask_cpu:0x1000000000000000 ./run");
+            "srun --mpi=pmi2 -l -N 2 -n 1 -w c1,c2 --cpu-bind=mask_cpu:0x1000000000000000 ./run");
 }
 END_TEST
 
@@ -548,7 +549,8 @@ START_TEST (pbs_placed_examples)
     m = polaris ();
     q.ntasks = 4;
     q.cpus_per_task = 2;
-    q.placement = mkpl (&s, 2, (const char *[]){ "a", "b" }, (int[]){ 1, 2, 3, 4 }, 4, 2,
+    /* 4 GPUs on 2 nodes: each node's 2 ids, the same on both */
+    q.placement = mkpl (&s, 2, (const char *[]){ "a", "b" }, (int[]){ 1, 2, 3, 4 }, 4, 4,
                         (int[]){ 3, 1 }, 2);
     expect (&m, 1, &c, &q,
             "mpiexec --label -n 4 --ppn 2 --depth 2 --hosts a,b --cpu-bind "
@@ -570,13 +572,13 @@ START_TEST (pbs_placed_rules)
      * mem_bind kept as two items */
     m.mem_bind = "local";
     expect (&m, 1, &c, &q,
-            "mpiexec --label -n 3 --ppn 2 --depth 0 --hosts a,b --cpu-bind list:7:5:7 "
+            "mpiexec --label -n 3 --ppn 2 --hosts a,b --cpu-bind list:7:5:7 "
             "--mem-bind local --env CUDA_VISIBLE_DEVICES= ./run");
     /* no variable and no GPUs: nothing; resource-naming mem_bind dropped */
     m.gpu_visible_devices_var = NULL;
     m.mem_bind = "list:0:1";
     expect (&m, 1, &c, &q,
-            "mpiexec --label -n 3 --ppn 2 --depth 0 --hosts a,b --cpu-bind list:7:5:7 ./run");
+            "mpiexec --label -n 3 --ppn 2 --hosts a,b --cpu-bind list:7:5:7 ./run");
     /* GPUs without the variable */
     s.p.gpus = 1;
     expect_error (&m, 1, &c, &q,
@@ -599,7 +601,7 @@ START_TEST (pbs_placed_rules)
     expect_error (&m, 1, &c, &q, "GPU id 12 is out of range: this machine has 12 GPU devices");
     s.gpu_ids[0] = 11;
     expect (&m, 1, &c, &q,
-            "mpiexec --label -n 3 --ppn 2 --depth 0 --hosts a,b --cpu-bind list:7:5:7 "
+            "mpiexec --label -n 3 --ppn 2 --hosts a,b --cpu-bind list:7:5:7 "
             "--env ZE_AFFINITY_MASK=5.1 ./run");
     /* no placement support */
     c = caps ("none", BERTH_SYSTEM_PBS);
@@ -624,11 +626,13 @@ START_TEST (single_node)
     struct machine_parallel m = localhost ();
     struct launch_request q = { .argv = exe, .ntasks = 2, .cpus_per_task = 2,
                                 .has_memory_cap = true, .memory_cap = 100 };
-    expect (&m, 1, &c, &q, "mpirun -n 2 -c 2 ./exe");
+    /* an MPI not known: cores per rank left to its binding, never "-c" (Open
+     * MPI's -c is the process count) */
+    expect (&m, 1, &c, &q, "mpirun -n 2 ./exe");
     struct pl s;
     q.placement = mkpl (&s, 1, (const char *[]){ "host" }, (int[]){ 6, 3, 2, 4 }, 4, 0,
                         NULL, 0);
-    expect (&m, 1, &c, &q, "taskset -c 2-4,6 mpirun -n 2 -c 2 ./exe");
+    expect (&m, 1, &c, &q, "taskset -c 2-4,6 mpirun -n 2 ./exe");
     q.ntasks = 3;
     expect_error (&m, 1, &c, &q,
                   "placement node host has 4 cores, too few for 3 tasks x 2 cpus per "
@@ -643,6 +647,194 @@ START_TEST (single_node)
                   "a single_node machine runs on one node, but the placement names 2 nodes");
     c = caps ("none", BERTH_SYSTEM_SINGLE_NODE);
     expect_error (&m, 1, &c, &q, "cannot place a launch");
+}
+END_TEST
+
+/* Each MPI's own spelling of cores per rank, and placed launches that stay
+ * inside the taskset (both MPIs' binding otherwise leaves it). */
+START_TEST (single_node_mpi)
+{
+    struct launcher_caps ompi = caps ("openmpi", BERTH_SYSTEM_SINGLE_NODE);
+    struct launcher_caps mpich = caps ("mpich", BERTH_SYSTEM_SINGLE_NODE);
+    struct machine_parallel m = localhost ();
+    struct launch_request q = { .argv = exe, .ntasks = 2, .cpus_per_task = 2 };
+    expect (&m, 1, &ompi, &q, "mpirun -n 2 --map-by slot:PE=2 --bind-to core ./exe");
+    expect (&m, 1, &mpich, &q, "mpirun -n 2 -bind-to core:2 ./exe");
+    q.cpus_per_task = 0;
+    expect (&m, 1, &ompi, &q, "mpirun -n 2 ./exe");
+    expect (&m, 1, &mpich, &q, "mpirun -n 2 ./exe");
+    struct pl s;
+    q.cpus_per_task = 2;
+    q.placement = mkpl (&s, 1, (const char *[]){ "host" }, (int[]){ 6, 3, 2, 4 }, 4, 0,
+                        NULL, 0);
+    expect (&m, 1, &ompi, &q, "taskset -c 2-4,6 mpirun -n 2 --bind-to none ./exe");
+    /* hydra: each rank its own cores, in the placement's order */
+    expect (&m, 1, &mpich, &q, "taskset -c 2-4,6 mpirun -n 2 -bind-to user:6+3,2+4 ./exe");
+    q.cpus_per_task = 0;
+    expect (&m, 1, &mpich, &q, "taskset -c 2-4,6 mpirun -n 2 -bind-to user:6,3 ./exe");
+    /* a step that is not MPI: no MPI launcher at all */
+    q.ntasks = 1;
+    q.cpus_per_task = 4;
+    q.single_process = true;
+    expect (&m, 1, &ompi, &q, "taskset -c 2-4,6 ./exe");
+    expect (&m, 1, &mpich, &q, "taskset -c 2-4,6 ./exe");
+    q.placement = NULL;
+    expect (&m, 1, &ompi, &q, "./exe");
+    q.ntasks = 2;
+    expect_error (&m, 1, &ompi, &q,
+                  "a step that is not MPI is one process, but 2 tasks were asked for");
+    /* elsewhere a single process still needs the launcher to reach its node */
+    struct machine_parallel pm = pm_cpu ();
+    struct launcher_caps s25 = caps ("slurm:25.11", BERTH_SYSTEM_SLURM);
+    q.ntasks = 1;
+    expect (&pm, 1, &s25, &q, "srun --label -c 4 -N 1 -n 1 --cpu-bind=cores -m plane=128 ./exe");
+}
+END_TEST
+
+/* No cpus per task given: no flag at all (srun refuses -c 0, PALS --depth
+ * 0), the launcher's one core per task. */
+START_TEST (no_cpus_per_task)
+{
+    struct machine_parallel pm = pm_cpu (), pol = polaris ();
+    struct launcher_caps s25 = caps ("slurm:25.11", BERTH_SYSTEM_SLURM);
+    struct launcher_caps s20 = caps ("slurm:20.02", BERTH_SYSTEM_SLURM);
+    struct launcher_caps pals = caps ("pals", BERTH_SYSTEM_PBS);
+    struct launch_request q = { .argv = exe, .ntasks = 4 };
+    expect (&pm, 1, &s25, &q, "srun --label -N 1 -n 4 --cpu-bind=cores -m plane=128 ./exe");
+    expect (&pol, 1, &pals, &q, "mpiexec --label -n 4 --ppn 4 --cpu-bind cores ./exe");
+    struct pl s;
+    q.placement = mkpl (&s, 1, (const char *[]){ "n1" }, (int[]){ 0, 1, 2, 3 }, 4, 0,
+                        NULL, 0);
+    expect (&pm, 1, &s25, &q,
+            "srun --label -N 1 -n 4 -w n1 --exact --gres=none --cpu-bind=cores ./exe");
+    expect (&pm, 1, &s20, &q,
+            "srun --label -N 1 -n 4 -w n1 --cpu-bind=mask_cpu:0x1,0x2,0x4,0x8 ./exe");
+    expect (&pol, 1, &pals, &q,
+            "mpiexec --label -n 4 --ppn 4 --hosts n1 --cpu-bind list:0:1:2:3 "
+            "--env CUDA_VISIBLE_DEVICES= ./exe");
+}
+END_TEST
+
+/* Core sets without node names: "here, on whichever node the launcher uses". */
+START_TEST (unnamed_node)
+{
+    struct machine_parallel pm = pm_cpu (), pol = polaris (), lh = localhost ();
+    struct launcher_caps s25 = caps ("slurm:25.11", BERTH_SYSTEM_SLURM);
+    struct launcher_caps s20 = caps ("slurm:20.02", BERTH_SYSTEM_SLURM);
+    struct launcher_caps pals = caps ("pals", BERTH_SYSTEM_PBS);
+    struct launcher_caps ts = caps ("taskset", BERTH_SYSTEM_SINGLE_NODE);
+    struct pl s;
+    struct launch_request q = {
+        .argv = exe, .ntasks = 2, .cpus_per_task = 2,
+        .placement = mkpl (&s, 1, (const char *[]){ NULL }, (int[]){ 2, 3, 4, 6 }, 4, 0,
+                           NULL, 0),
+    };
+    expect (&lh, 1, &ts, &q, "taskset -c 2-4,6 mpirun -n 2 ./exe");
+    expect (&pm, 1, &s25, &q,
+            "srun --label -c 2 -N 1 -n 2 --exact --gres=none --cpu-bind=cores ./exe");
+    expect (&pm, 1, &s20, &q, "srun --label -c 2 -N 1 -n 2 --cpu-bind=mask_cpu:0xc,0x50 ./exe");
+    expect (&pol, 1, &pals, &q,
+            "mpiexec --label -n 2 --ppn 2 --depth 2 --cpu-bind list:2,3:4,6 "
+            "--env CUDA_VISIBLE_DEVICES= ./exe");
+    q.ntasks = 3;
+    expect_error (&pm, 1, &s25, &q,
+                  "placement node (the launcher's node) has 4 cores, too few for 3 tasks");
+    /* two nodes, one unnamed: refused */
+    q.ntasks = 2;
+    q.placement = mkpl (&s, 2, (const char *[]){ "a", NULL }, (int[]){ 0, 1 }, 2, 0, NULL, 0);
+    expect_error (&pm, 1, &s25, &q, "placement node 1 has no name: only a placement of "
+                  "one node may leave its node unnamed (it has 2)");
+}
+END_TEST
+
+/* The visible-devices variable only where the compiler section has GPUs. */
+START_TEST (gpu_var_only_with_gpus)
+{
+    struct launcher_caps pals = caps ("pals", BERTH_SYSTEM_PBS);
+    struct machine_parallel cpu = aurora_gpu ();
+    cpu.gpus_per_node = 0;          /* Aurora's oneapi-ifx section */
+    cpu.cpu_bind = "core";
+    cpu.gpu_bind = cpu.mem_bind = NULL;
+    cpu.max_mpi_tasks_per_node = 102;
+    struct pl s;
+    struct launch_request q = {
+        .argv = exe, .ntasks = 2, .cpus_per_task = 1,
+        .placement = mkpl (&s, 1, (const char *[]){ "x1" }, (int[]){ 1, 2 }, 2, 0, NULL, 0),
+    };
+    expect (&cpu, 1, &pals, &q, "mpiexec --label -n 2 --ppn 2 --depth 1 --hosts x1 "
+            "--cpu-bind list:1:2 ./exe");
+    struct machine_parallel gpu = aurora_gpu ();
+    expect (&gpu, 1, &pals, &q, "mpiexec --label -n 2 --ppn 2 --depth 1 --hosts x1 "
+            "--cpu-bind list:1:2 --env ZE_AFFINITY_MASK= ./exe");
+}
+END_TEST
+
+static void set_node_gpus (struct pl *s, int node, const int *ids, int n, int *store)
+{
+    memcpy (store, ids, (size_t)n * sizeof (int));
+    s->nodes[node].gpu_ids = store;
+    s->nodes[node].ngpu_ids = n;
+    s->p.node_gpu_ids = true;
+}
+
+/* GPU ids per node: one list where PALS can say only one, refused with the
+ * ids where they differ. */
+START_TEST (per_node_gpu_ids)
+{
+    struct launcher_caps pals = caps ("pals", BERTH_SYSTEM_PBS);
+    struct launcher_caps s25 = caps ("slurm:25.11", BERTH_SYSTEM_SLURM);
+    struct machine_parallel pol = polaris (), pg = pm_gpu ();
+    struct pl s;
+    int a[2], b[2];
+    struct launch_request q = {
+        .argv = run, .ntasks = 4, .cpus_per_task = 2,
+        .placement = mkpl (&s, 2, (const char *[]){ "a", "b" }, (int[]){ 0, 1, 2, 3 }, 4, 4,
+                           NULL, 0),
+    };
+    set_node_gpus (&s, 0, (int[]){ 0, 1 }, 2, a);
+    set_node_gpus (&s, 1, (int[]){ 0, 1 }, 2, b);
+    expect (&pol, 1, &pals, &q,
+            "mpiexec --label -n 4 --ppn 2 --depth 2 --hosts a,b --cpu-bind "
+            "list:0,1:2,3:0,1:2,3 --env CUDA_VISIBLE_DEVICES=0,1 ./run");
+    b[0] = 2;
+    b[1] = 3;
+    expect_error (&pol, 1, &pals, &q,
+                  "PALS's --env sets one CUDA_VISIBLE_DEVICES for every node of a launch, "
+                  "but the placement gives node a GPU ids 0-1, node b GPU ids 2-3: place "
+                  "the same GPU ids on every node");
+    /* the ids of both nodes written as one list: every node would see all 4 */
+    s.p.node_gpu_ids = false;
+    s.p.gpu_ids = (int[]){ 0, 1, 2, 3 };
+    s.p.ngpu_ids = 4;
+    s.nodes[0].gpu_ids = s.nodes[1].gpu_ids = NULL;
+    s.nodes[0].ngpu_ids = s.nodes[1].ngpu_ids = 0;
+    expect_error (&pol, 1, &pals, &q,
+                  "the placement lists 4 GPU ids for 4 GPUs on 2 nodes (at most 2 on a "
+                  "node), but PALS's --env sets one CUDA_VISIBLE_DEVICES for every node, "
+                  "so each node would see all 4");
+    s.p.ngpu_ids = 2;     /* a node's share: the same ids on both */
+    expect (&pol, 1, &pals, &q,
+            "mpiexec --label -n 4 --ppn 2 --depth 2 --hosts a,b --cpu-bind "
+            "list:0,1:2,3:0,1:2,3 --env CUDA_VISIBLE_DEVICES=0,1 ./run");
+    s.p.gpu_ids = NULL;
+    s.p.ngpu_ids = 0;
+    set_node_gpus (&s, 0, (int[]){ 0, 1 }, 2, a);
+    set_node_gpus (&s, 1, (int[]){ 2, 3 }, 2, b);
+    /* Slurm's --exact --gpus takes the count: its own accounting picks them */
+    expect (&pg, 1, &s25, &q, "srun --label -c 2 -N 2 -n 4 -w a,b --exact --gpus=4 "
+            "--cpu-bind=cores ./run");
+    /* per-node ids must add up to the GPUs */
+    s.p.gpus = 3;
+    expect_error (&pol, 1, &pals, &q,
+                  "placement has 3 GPUs but its nodes' GPU id lists hold 4 ids");
+    s.p.gpus = 4;
+    b[1] = 2;
+    expect_error (&pol, 1, &pals, &q, "placement node b lists GPU id 2 twice");
+    b[1] = 3;
+    s.p.gpu_ids = a;
+    s.p.ngpu_ids = 2;
+    expect_error (&pol, 1, &pals, &q, "placement gives GPU ids both per node and for every "
+                  "node");
 }
 END_TEST
 
@@ -732,6 +924,11 @@ int main (void)
     tcase_add_test (tc, pbs_placed_examples);
     tcase_add_test (tc, pbs_placed_rules);
     tcase_add_test (tc, single_node);
+    tcase_add_test (tc, single_node_mpi);
+    tcase_add_test (tc, no_cpus_per_task);
+    tcase_add_test (tc, unnamed_node);
+    tcase_add_test (tc, gpu_var_only_with_gpus);
+    tcase_add_test (tc, per_node_gpu_ids);
     tcase_add_test (tc, login);
     tcase_add_test (tc, request_errors);
     tcase_add_test (tc, shell_quote);

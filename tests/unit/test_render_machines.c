@@ -121,10 +121,12 @@ static void matrix (struct machine *m, const char *label)
                                 for (int i = 0; i < nt * per && i < 512; i++)
                                     ids[k][i] = i;
                                 nodes[k] = (struct placement_node){
-                                    k ? "node-b" : "node-a", ids[k], nt * per };
+                                    .name = k ? "node-b" : "node-a", .cores = ids[k],
+                                    .ncores = nt * per };
                             }
                             int gid[1] = { 0 };
-                            struct placement p = { nodes, nn, g, g ? gid : NULL, g };
+                            struct placement p = { .nodes = nodes, .nnodes = nn, .gpus = g,
+                                                  .gpu_ids = g ? gid : NULL, .ngpu_ids = g };
                             q.placement = &p;
                             snprintf (what, sizeof (what), "%s %s placed on %d n%d c%d g%d cap%d",
                                       label, *spec, nn, nt, cpt, g, capped);

@@ -30,7 +30,8 @@ static const char frontier[] =
     "max_wallclock_bins = 91: 02:00:00, 183: 06:00:00, 9472: 12:00:00\n"
     "[partition.extended]\nmin_nodes = 1\nmax_nodes = 64\n"
     "max_wallclock = 24:00:00\n"
-    "[qos.debug]\nmax_wallclock = 02:00:00\n";
+    "[qos.normal]\nmin_nodes = 1\n"
+    "[qos.debug]\nmin_nodes = 1\nmax_wallclock = 02:00:00\n";
 
 static const char chrysalis[] =
     "[parallel]\nsystem = slurm\npartitions = compute, debug\n"
@@ -63,6 +64,7 @@ static const char aurora[] =
 
 static const char polaris[] =
     "[parallel]\nsystem = pbs\ngpus_per_node = 4\nqueues = prod, debug\n"
+    "account = E3SMinput\npartitions = prod\n"
     "[queue.prod]\nmin_nodes = 1\nmax_nodes = 512\nmax_wallclock = 24:00:00\n"
     "[queue.debug]\nmin_nodes = 1\nmax_nodes = 2\nmax_wallclock = 01:00:00\n";
 
@@ -110,14 +112,25 @@ static const struct target_axis *axis_of (const struct machine_targets *t,
          : !strcmp (axis, "qos") ? &t->qos : &t->queue;
 }
 
+/* A case's wall time in seconds (HH:MM:SS or any form), -1 for none. */
+static long long wall_secs (const char *text)
+{
+    long long secs = -1;
+    if (text && !resolve_no_request (text))
+        ck_assert_msg (wallclock_read (text, WALLCLOCK_SLURM, &secs) == 0,
+                       "bad wall time '%s' in a case", text);
+    return secs;
+}
+
 static void check_axis (const struct axis_case *c)
 {
     struct machine_targets *t = machine (c->machine, NULL);
     struct axis_resolution r;
     berth_error_t err;
     ck_assert_msg (resolve_submission (axis_of (t, c->axis), c->nodes,
-                                       c->min_allowed, c->request, c->wall,
-                                       &r, &err) == 0, "%s", err.text);
+                                       c->min_allowed, c->request,
+                                       wall_secs (c->wall), &r, &err) == 0,
+                   "%s", err.text);
     if (c->target)
         ck_assert_msg (r.target && !strcmp (r.target->name, c->target),
                        "%d nodes req %s: got %s want %s", c->nodes,
@@ -173,7 +186,7 @@ static const struct axis_case edges[] = {
     { pm_cpu, "qos", 8, 1, "debug", "00:30:00", "debug", 8, E, true, 0, 0 },
     { pm_cpu, "qos", 9, 1, "debug", NULL, "debug", 8, D, true, 0, 0 },
     { pm_cpu, "qos", 1, 1, "debug", "00:30:01", "regular", 1, E, false,
-      "qos 'debug' allows at most 00:30:00 on 1 nodes", "00:30:01 was requested" },
+      "qos 'debug' allows at most 00:30:00 on 1 node", "00:30:01 was requested" },
     { pm_cpu, "qos", 500, 1, "premium", "48:00:00", "premium", 500, E, true, 0, 0 },
     { pm_cpu, "qos", 500, 1, "premium", "48:00:01", "regular", 500, E, false,
       "qos 'premium' allows at most 48:00:00", 0 },
@@ -271,8 +284,11 @@ static const struct axis_case edges[] = {
     /* the first failure gives the reason: range before wall time */
     { aurora, "queue", 3, 3, "debug", "05:00:00", "capacity", 3, E, false,
       "would run on 2 nodes", 0 },
-    /* wall time unparsable or absent never denies */
-    { pm_cpu, "qos", 1, 1, "debug", "1-00:00:00", "debug", 1, E, true, 0, 0 },
+    /* a wall time in Slurm's D-HH:MM:SS is read, not passed over (it used
+     * to slip past the debug limit as unparsable) */
+    { pm_cpu, "qos", 1, 1, "debug", "1-00:00:00", "regular", 1, E, false,
+      "qos 'debug' allows at most 00:30:00 on 1 node but 24:00:00 was "
+      "requested", 0 },
     /* default: ties go to the earliest in the list */
     { pm_gpu, "qos", 5000, 1, NULL, NULL, "regular", 3072, D, true, 0, 0 },
     { frontier, "partition", 30, 1, NULL, NULL, "batch", 30, E, true, 0, 0 },
@@ -296,7 +312,8 @@ START_TEST (placeholders)
         berth_error_t err;
         ck_assert (resolve_no_request (none[i]));
         ck_assert_int_eq (resolve_submission (&t->queue, 200, 1, none[i],
-                                              none[i], &r, &err), 0);
+                                              wall_secs (none[i]), &r, &err),
+                          0);
         ck_assert_str_eq (r.target->name, "capacity");
         ck_assert_int_eq (r.nodes, 16);
         ck_assert (r.honored);
@@ -310,7 +327,7 @@ START_TEST (placeholders)
     /* A request is trimmed before it is looked up. */
     struct axis_resolution r;
     berth_error_t err;
-    ck_assert_int_eq (resolve_submission (&t->queue, 2, 1, " debug ", NULL, &r,
+    ck_assert_int_eq (resolve_submission (&t->queue, 2, 1, " debug ", -1, &r,
                                           &err), 0);
     ck_assert_str_eq (r.target->name, "debug");
     axis_resolution_clear (&r);
@@ -323,7 +340,7 @@ START_TEST (axis_errors)
     struct machine_targets *t = machine (aurora, NULL);
     struct axis_resolution r;
     berth_error_t err;
-    ck_assert_int_eq (resolve_submission (&t->queue, 8, 1024, NULL, NULL, &r,
+    ck_assert_int_eq (resolve_submission (&t->queue, 8, 1024, NULL, -1, &r,
                                           &err), -1);
     ck_assert_str_eq (err.code, "invalid_request");
     ck_assert_ptr_nonnull (strstr (err.text, "no queue can run a job of 8 nodes "
@@ -331,7 +348,7 @@ START_TEST (axis_errors)
     ck_assert_ptr_nonnull (strstr (err.text, "capacity: 8 nodes, prod: 256 "
                                    "nodes, debug: 2 nodes"));
     struct machine_targets *g = machine (pm_gpu, NULL);
-    ck_assert_int_eq (resolve_submission (&g->qos, 4000, 3073, NULL, NULL, &r,
+    ck_assert_int_eq (resolve_submission (&g->qos, 4000, 3073, NULL, -1, &r,
                                           &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "no qos can run a job of 4000 "
                                    "nodes on at least 3073 nodes (checked "
@@ -339,27 +356,27 @@ START_TEST (axis_errors)
                                    "premium: 3072 nodes)"));
     targets_destroy (g);
     g = machine (polaris, NULL);
-    ck_assert_int_eq (resolve_submission (&g->queue, 513, 513, "debug", NULL,
+    ck_assert_int_eq (resolve_submission (&g->queue, 513, 513, "debug", -1,
                                           &r, &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "prod: 512 nodes, debug: 2 nodes"));
     targets_destroy (g);
     /* A denied request whose default fails is an error too. */
-    ck_assert_int_eq (resolve_submission (&t->queue, 8, 1024, "prod", NULL, &r,
+    ck_assert_int_eq (resolve_submission (&t->queue, 8, 1024, "prod", -1, &r,
                                           &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "no queue"));
-    ck_assert_int_eq (resolve_submission (&t->queue, 0, 1, NULL, NULL, &r,
+    ck_assert_int_eq (resolve_submission (&t->queue, 0, 1, NULL, -1, &r,
                                           &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "node count must be positive "
                                    "(got 0)"));
-    ck_assert_int_eq (resolve_submission (&t->queue, -3, 1, NULL, NULL, &r,
+    ck_assert_int_eq (resolve_submission (&t->queue, -3, 1, NULL, -1, &r,
                                           &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "(got -3)"));
-    ck_assert_int_eq (resolve_submission (&t->queue, 4, 0, NULL, NULL, &r,
+    ck_assert_int_eq (resolve_submission (&t->queue, 4, 0, NULL, -1, &r,
                                           &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "min_nodes_allowed must be "
                                    "positive (got 0)"));
     /* Even an axis without targets checks the counts. */
-    ck_assert_int_eq (resolve_submission (&t->partition, 0, 1, NULL, NULL, &r,
+    ck_assert_int_eq (resolve_submission (&t->partition, 0, 1, NULL, -1, &r,
                                           &err), -1);
     ck_assert_ptr_null (r.target);
     ck_assert_ptr_null (r.reason);
@@ -400,7 +417,9 @@ static void check_job (const struct job_case *c)
         ck_assert_ptr_null (r.partition);
     ck_assert_str_eq (r.constraint, c->constraint);
     ck_assert_str_eq (r.max_wallclock, c->max_wallclock);
-    ck_assert_str_eq (r.wall_time, c->wall_time);
+    /* With no wall time asked for, the answer's is the limit in force. */
+    ck_assert_str_eq (r.wall_time, *c->wall_time ? c->wall_time
+                                                 : c->max_wallclock);
     ck_assert_int_eq (r.requested_nodes, c->req.nodes);
     ck_assert_int_eq (r.effective_nodes, c->eff);
     ck_assert_str_eq (adjustment_name (r.adjustment), adjustment_name (c->adj));
@@ -541,9 +560,10 @@ static const struct job_case jobs[] = {
     /* min_nodes_allowed flows through both axes. */
     { aurora, NULL, REQ (.nodes = 200, .min_nodes_allowed = 32), "prod", NULL,
       "", "12:00:00", "", 256, I, true, NULL },
-    /* Unparsable desired wall time is passed through untouched. */
+    /* Slurm's D-HH:MM:SS is read and capped (it used to be passed through
+     * untouched, past the limit). */
     { frontier, NULL, REQ (.nodes = 4, .wall_time = "1-00:00:00"), "batch",
-      "normal", "", "02:00:00", "1-00:00:00", 4, E, true, NULL },
+      "normal", "", "02:00:00", "02:00:00", 4, E, true, NULL },
     { frontier, NULL, REQ (.nodes = 4, .wall_time = "<<<wall_time>>>"), "batch",
       "normal", "", "02:00:00", "", 4, E, true, NULL },
 };
@@ -578,24 +598,28 @@ static const char *max_of (const char *extra)
     return buf;
 }
 
-/* The more restrictive limit; an unset side ignored; ties and unparsable
- * values give the partition's. */
+/* The more restrictive limit, compared by length whatever the form; an
+ * unset side ignored; a tie gives the partition's. */
 START_TEST (max_wallclock_choice)
 {
     ck_assert_str_eq (max_of ("[partition.p]\nmax_wallclock = 05:00:00\n"
                               "[qos.q]\nmax_wallclock = 04:00:00\n"), "04:00:00");
     ck_assert_str_eq (max_of ("[partition.p]\nmax_wallclock = 03:00:00\n"
                               "[qos.q]\nmax_wallclock = 04:00:00\n"), "03:00:00");
+    /* written back as HH:MM:SS */
     ck_assert_str_eq (max_of ("[partition.p]\nmax_wallclock = 1:00:00\n"
-                              "[qos.q]\nmax_wallclock = 01:00:00\n"), "1:00:00");
+                              "[qos.q]\nmax_wallclock = 01:00:00\n"), "01:00:00");
     ck_assert_str_eq (max_of ("[qos.q]\nmax_wallclock = 04:00:00\n"), "04:00:00");
     ck_assert_str_eq (max_of ("[partition.p]\nmax_wallclock = 04:00:00\n"),
                       "04:00:00");
+    /* a day in Slurm's form is longer than four hours (it used to win as
+     * unparsable) */
     ck_assert_str_eq (max_of ("[partition.p]\nmax_wallclock = 1-00:00:00\n"
                               "[qos.q]\nmax_wallclock = 04:00:00\n"),
-                      "1-00:00:00");
-    ck_assert_str_eq (max_of ("[partition.p]\nmax_wallclock = 04:00:00\n"
-                              "[qos.q]\nmax_wallclock = 2 hours\n"), "04:00:00");
+                      "04:00:00");
+    ck_assert_str_eq (max_of ("[partition.p]\nmax_wallclock = 0-03:00\n"
+                              "[qos.q]\nmax_wallclock = 04:00:00\n"),
+                      "03:00:00");
     ck_assert_str_eq (max_of (""), "");
 }
 END_TEST
@@ -635,35 +659,66 @@ START_TEST (json_fields)
                                     .qos = "debug", .wall_time = "01:00:00" };
     ck_assert_int_eq (resolve_job (t, &req, &r, &err), 0);
     json_t *o = resolution_to_json (&r);
-    const char *sched, *part, *qos, *con, *gpus, *max, *adj, *wall;
-    int reqn, effn, honored;
-    json_t *reason;
-    ck_assert_int_eq (json_unpack (o, "{s:s s:s s:s s:s s:s s:s s:i s:i s:s "
-                                   "s:s s:b s:o !}",
+    const char *sched, *part, *qos, *con, *max, *maxfrom, *adj, *wall, *wfrom,
+        *rwall, *acct, *acctfrom;
+    int reqn, effn, honored, gpus;
+    json_t *reason, *maxs, *walls, *changes;
+    /* every field, numbers as numbers (gpus_per_node was the string "4") */
+    ck_assert_int_eq (json_unpack (o, "{s:s s:s s:s s:s s:i s:s s:o s:s s:s "
+                                   "s:s s:o s:s s:i s:i s:s s:b s:o s:s s:s "
+                                   "s:o !}",
                                    "scheduler", &sched, "partition", &part,
                                    "qos", &qos, "constraint", &con,
                                    "gpus_per_node", &gpus, "max_wallclock", &max,
+                                   "max_wallclock_seconds", &maxs,
+                                   "max_wallclock_from", &maxfrom,
+                                   "requested_wall_time", &rwall,
+                                   "wall_time", &wall,
+                                   "wall_time_seconds", &walls,
+                                   "wall_time_from", &wfrom,
                                    "requested_nodes", &reqn,
                                    "effective_nodes", &effn, "adjustment", &adj,
-                                   "wall_time", &wall, "honored", &honored,
-                                   "reason", &reason), 0);
+                                   "honored", &honored, "reason", &reason,
+                                   "account", &acct, "account_from", &acctfrom,
+                                   "changes", &changes), 0);
     ck_assert_str_eq (sched, "slurm");
     ck_assert_str_eq (part, "");
     /* debug allows 00:30:00 < 01:00:00: denied, default regular. */
     ck_assert_str_eq (qos, "regular");
     ck_assert_str_eq (con, "gpu");
-    ck_assert_str_eq (gpus, "4");
+    ck_assert_int_eq (gpus, 4);
     ck_assert_str_eq (max, "48:00:00");
+    ck_assert_int_eq (json_integer_value (maxs), 48 * 3600);
+    ck_assert_str_eq (maxfrom, "the limit of qos regular at 16 nodes");
     ck_assert_int_eq (reqn, 16);
     ck_assert_int_eq (effn, 16);
     ck_assert_str_eq (adj, "exact");
     ck_assert_str_eq (wall, "01:00:00");
+    ck_assert_str_eq (rwall, "01:00:00");
+    ck_assert_int_eq (json_integer_value (walls), 3600);
+    ck_assert_str_eq (wfrom, "as asked");
+    ck_assert_str_eq (acct, "");
     ck_assert (!honored);
     ck_assert_ptr_nonnull (strstr (json_string_value (reason),
                                    "at most 00:30:00 on 8 nodes"));
+    /* the denial is a change too; nothing else changed */
+    ck_assert_int_eq (json_array_size (changes), 1);
+    const char *field, *kind, *from, *to, *why;
+    ck_assert_int_eq (json_unpack (json_array_get (changes, 0),
+                                   "{s:s s:s s:s s:s s:s !}", "field", &field,
+                                   "kind", &kind, "from", &from, "to", &to,
+                                   "why", &why), 0);
+    ck_assert_str_eq (field, "qos");
+    ck_assert_str_eq (kind, "denied");
+    ck_assert_str_eq (from, "debug");
+    ck_assert_str_eq (to, "regular");
     json_decref (o);
-    char *s = resolution_script (&r, t);
-    ck_assert_str_eq (s, "#SBATCH --qos=regular\n#SBATCH --constraint=gpu\n"
+    char *s = resolution_script (&r);
+    ck_assert_str_eq (s, "# berth resolve: time 01:00:00: as asked\n"
+                      "# berth resolve: changed: qos 'debug' denied, regular: "
+                      "qos 'debug' allows at most 00:30:00 on 8 nodes but "
+                      "01:00:00 was requested\n"
+                      "#SBATCH --qos=regular\n#SBATCH --constraint=gpu\n"
                       "#SBATCH --nodes=16\n#SBATCH --time=01:00:00\n");
     free (s);
     resolution_clear (&r);
@@ -674,27 +729,57 @@ START_TEST (json_fields)
     ck_assert_int_eq (resolve_job (t, &req, &r, &err), 0);
     o = resolution_to_json (&r);
     const char *queue, *fs;
-    ck_assert_int_eq (json_unpack (o, "{s:s s:s s:s s:s s:s s:s s:i s:i s:s "
-                                   "s:s s:b s:o !}",
+    /* every field of a PBS answer, and no other */
+    ck_assert_int_eq (json_unpack (o, "{s:s s:s s:s s:s s:i s:s s:o s:s s:s "
+                                   "s:s s:o s:s s:i s:i s:s s:b s:o s:s s:s "
+                                   "s:o !}",
                                    "scheduler", &sched, "queue", &queue,
+                                   "filesystems", &fs,
                                    "constraint", &con, "gpus_per_node", &gpus,
-                                   "max_wallclock", &max, "filesystems", &fs,
+                                   "max_wallclock", &max,
+                                   "max_wallclock_seconds", &maxs,
+                                   "max_wallclock_from", &maxfrom,
+                                   "requested_wall_time", &rwall,
+                                   "wall_time", &wall,
+                                   "wall_time_seconds", &walls,
+                                   "wall_time_from", &wfrom,
                                    "requested_nodes", &reqn,
                                    "effective_nodes", &effn, "adjustment", &adj,
-                                   "wall_time", &wall, "honored", &honored,
-                                   "reason", &reason), 0);
+                                   "honored", &honored, "reason", &reason,
+                                   "account", &acct, "account_from", &acctfrom,
+                                   "changes", &changes), 0);
     ck_assert_str_eq (sched, "pbs");
     ck_assert_str_eq (queue, "capacity");
     ck_assert_str_eq (fs, "home:flare");
-    ck_assert_str_eq (gpus, "0");
+    ck_assert_int_eq (gpus, 0);
     ck_assert_str_eq (max, "168:00:00");
-    ck_assert_int_eq (effn, 16);
-    ck_assert_str_eq (adj, "decrease");
+    /* no wall time asked for: the limit, and which */
+    ck_assert_str_eq (wall, "168:00:00");
+    ck_assert_str_eq (wfrom, "the limit of queue capacity at 16 nodes (no "
+                      "wall time asked for)");
+    ck_assert_str_eq (acct, "E3SM_Dec");
+    ck_assert_str_eq (acctfrom, "machine default");
     ck_assert (honored);
     ck_assert (json_is_null (reason));
+    /* 200 nodes lowered to capacity's 16: said, numbers as numbers */
+    ck_assert_int_eq (json_array_size (changes), 1);
+    json_int_t nfrom, nto;
+    ck_assert_int_eq (json_unpack (json_array_get (changes, 0),
+                                   "{s:s s:s s:I s:I s:s !}", "field", &field,
+                                   "kind", &kind, "from", &nfrom, "to", &nto,
+                                   "why", &why), 0);
+    ck_assert_str_eq (field, "nodes");
+    ck_assert_str_eq (kind, "lowered");
+    ck_assert_int_eq (nfrom, 200);
+    ck_assert_int_eq (nto, 16);
+    ck_assert_str_eq (why, "queue capacity takes at most 16 nodes");
     json_decref (o);
-    s = resolution_script (&r, t);
-    ck_assert_str_eq (s, "#PBS -A E3SM_Dec\n#PBS -q capacity\n"
+    s = resolution_script (&r);
+    ck_assert_str_eq (s, "# berth resolve: time 168:00:00: the limit of queue "
+                      "capacity at 16 nodes (no wall time asked for)\n"
+                      "# berth resolve: changed: nodes 200 -> 16 (lowered: "
+                      "queue capacity takes at most 16 nodes)\n"
+                      "#PBS -A E3SM_Dec\n#PBS -q capacity\n"
                       "#PBS -l select=16\n#PBS -l walltime=168:00:00\n"
                       "#PBS -l filesystems=home:flare\n");
     free (s);
@@ -702,16 +787,107 @@ START_TEST (json_fields)
     resolution_clear (&r);
     targets_destroy (t);
 
+    /* --account instead of the machine's */
     t = machine (frontier, NULL);
     req = (struct resolve_request) {
         .nodes = 100, .min_nodes_allowed = 1, .scheduler_target = "debug",
-        .wall_time = "01:00:00" };
+        .wall_time = "01:00:00", .account = "cli999" };
     ck_assert_int_eq (resolve_job (t, &req, &r, &err), 0);
-    s = resolution_script (&r, t);
-    ck_assert_str_eq (s, "#SBATCH --account=cli115\n#SBATCH --partition=batch\n"
+    ck_assert_str_eq (r.account_from, "--account");
+    s = resolution_script (&r);
+    ck_assert_str_eq (s, "# berth resolve: time 01:00:00: as asked\n"
+                      "#SBATCH --account=cli999\n#SBATCH --partition=batch\n"
                       "#SBATCH --qos=debug\n#SBATCH --nodes=100\n"
                       "#SBATCH --time=01:00:00\n");
     free (s);
+    resolution_clear (&r);
+    targets_destroy (t);
+}
+END_TEST
+
+/* The issue-17 case and its kin: every change the resolution makes is said,
+ * with from, to and why; wall times in every form the schedulers take. */
+static void one_change (const char *text, const struct resolve_request *req,
+                        const char *field, const char *kind, const char *from,
+                        const char *to, const char *why)
+{
+    struct machine_targets *t = machine (text, NULL);
+    struct resolution r;
+    berth_error_t err;
+    ck_assert_msg (resolve_job (t, req, &r, &err) == 0, "%s", err.text);
+    ck_assert_msg (r.nchanges == 1, "%d changes", r.nchanges);
+    const struct resolve_change *c = &r.changes[0];
+    ck_assert_str_eq (c->field, field);
+    ck_assert_str_eq (c->kind, kind);
+    ck_assert_str_eq (c->from, from);
+    ck_assert_str_eq (c->to, to);
+    ck_assert_msg (strstr (c->why, why), "'%s' lacks '%s'", c->why, why);
+    resolution_clear (&r);
+    targets_destroy (t);
+}
+
+START_TEST (changes_said)
+{
+    /* capped: honored, but said (it used to read "everything asked for was
+     * honored") */
+    struct resolve_request req = { .nodes = 4, .min_nodes_allowed = 1,
+                                   .wall_time = "100:00:00" };
+    one_change (pm_cpu, &req, "wall_time", "capped", "100:00:00", "48:00:00",
+                "qos regular allows at most 48:00:00 on 4 nodes");
+    /* the same in Slurm's D-HH:MM:SS, and days-hours */
+    req.wall_time = "4-04:00:00";
+    one_change (pm_cpu, &req, "wall_time", "capped", "100:00:00", "48:00:00",
+                "qos regular");
+    req.wall_time = "3-00";
+    one_change (pm_cpu, &req, "wall_time", "capped", "72:00:00", "48:00:00",
+                "qos regular");
+    /* raised to a minimum */
+    req = (struct resolve_request) { .nodes = 200, .min_nodes_allowed = 32 };
+    one_change (aurora, &req, "nodes", "raised", "200", "256",
+                "queue prod takes at least 256 nodes");
+    /* dropped: an axis the machine does not use */
+    static const struct {
+        const char *machine, *field, *why;
+        struct resolve_request req;
+    } dropped[] = {
+        { pm_cpu, "queue", "a slurm machine has no queues",
+          { .nodes = 4, .min_nodes_allowed = 1, .queue = "debug" } },
+        { pm_cpu, "partition", "lists no partitions",
+          { .nodes = 4, .min_nodes_allowed = 1, .partition = "debug" } },
+        { aurora, "qos", "a pbs machine has no qos",
+          { .nodes = 4, .min_nodes_allowed = 1, .qos = "debug" } },
+        { improv, "queue", "lists no queues",
+          { .nodes = 4, .min_nodes_allowed = 1, .queue = "debug" } },
+        { frontier, "constraint", "lists no constraints",
+          { .nodes = 4, .min_nodes_allowed = 1, .constraint = "debug" } },
+    };
+    for (size_t i = 0; i < sizeof (dropped) / sizeof (dropped[0]); i++)
+        one_change (dropped[i].machine, &dropped[i].req, dropped[i].field,
+                    "dropped", "debug", "", dropped[i].why);
+
+    /* a bare number is minutes to Slurm, seconds to PBS */
+    struct machine_targets *t = machine (pm_cpu, NULL);
+    struct resolution r;
+    berth_error_t err;
+    req = (struct resolve_request) { .nodes = 1, .min_nodes_allowed = 1,
+                                     .wall_time = "90" };
+    ck_assert_int_eq (resolve_job (t, &req, &r, &err), 0);
+    ck_assert_str_eq (r.wall_time, "01:30:00");
+    ck_assert_str_eq (r.wall_time_from, "as asked (90)");
+    ck_assert_int_eq (r.nchanges, 0);
+    resolution_clear (&r);
+    /* refused: no scheduler's form, and the message names the forms */
+    req.wall_time = "4 hours";
+    ck_assert_int_eq (resolve_job (t, &req, &r, &err), -1);
+    ck_assert_msg (strstr (err.text, "'4 hours'") && strstr (err.text,
+                   "D-HH:MM:SS") && strstr (err.text, "SECONDS"), "%s",
+                   err.text);
+    ck_assert_ptr_null (r.scheduler);
+    targets_destroy (t);
+    t = machine (polaris, NULL);
+    req.wall_time = "5400";
+    ck_assert_int_eq (resolve_job (t, &req, &r, &err), 0);
+    ck_assert_str_eq (r.wall_time, "01:30:00");
     resolution_clear (&r);
     targets_destroy (t);
 }
@@ -758,11 +934,10 @@ static void same_axis (const char *m, const struct target_axis *a,
         for (size_t j = 0; j < sizeof (sizes) / sizeof (sizes[0]); j++) {
             const char *wx = target_max_wallclock (x, sizes[j]);
             const char *wy = target_max_wallclock (y, sizes[j]);
-            int cmp = !wx != !wy;
-            if (wx && wy)
-                ck_assert_int_eq (wallclock_compare (wx, wy, &cmp), 0);
+            bool same = target_max_seconds (x, sizes[j])
+                        == target_max_seconds (y, sizes[j]);
             ck_assert_msg (target_clamp (x, sizes[j]) == target_clamp (y, sizes[j])
-                           && cmp == 0, "%s %s %s at %d nodes: %d nodes %s "
+                           && same, "%s %s %s at %d nodes: %d nodes %s "
                            "shipped, %d nodes %s in the table", m, a->name,
                            x->name, sizes[j], target_clamp (x, sizes[j]), wx,
                            target_clamp (y, sizes[j]), wy);
@@ -843,6 +1018,7 @@ int main (void)
     tcase_add_test (tc, max_wallclock_choice);
     tcase_add_test (tc, job_errors);
     tcase_add_test (tc, json_fields);
+    tcase_add_test (tc, changes_said);
     tcase_add_loop_test (tc, shipped_match_table, 0,
                          sizeof (shipped) / sizeof (shipped[0]));
     tcase_add_test (tc, shipped_examples);

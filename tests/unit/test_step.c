@@ -181,7 +181,7 @@ START_TEST (tasks_cut)
     ck_assert_str_eq (warn, "");
     s.min_tasks = 200;
     refused (&s, cap (4, 128, 0, -1), "unsatisfiable", "one node holds 128",
-             "step 'solo'", "set may_span_nodes");
+             "step 'solo'", "; with may_span_nodes it may use more than one node");
     /* With no minimum the target is the minimum. */
     struct step_request t = req ();
     t.ntasks = 300;
@@ -206,6 +206,60 @@ START_TEST (cores_cut)
     r.min_cores = 50;
     ck_assert_int_eq (cut (&r, cap (3, 64, 0, -1)), 0);
     ck_assert_int_eq (shape.cores, 64);
+}
+END_TEST
+
+/* A refusal's hints are fixes that work there: no spanning for a local step
+ * or on one node, the cut that fits, and "1 core", not "1 cores". */
+START_TEST (hints_that_work)
+{
+    struct step_request r = req ();
+    r.cores = 3;
+    r.local = true;
+    refused (&r, cap (1, 2, 0, -1), "unsatisfiable",
+             "needs 3 cores, but one node holds 2 cores (1 node x 2 cores); ",
+             "at most 2 cores fit one node: ask for no more, or give min_cores 2 "
+             "to let berthd cut it", NULL);
+    ck_assert_msg (!strstr (err.text, "may_span"), "a local step cannot span: %s", err.text);
+    refused (&r, cap (4, 2, 0, -1), "unsatisfiable", "min_cores 2", NULL, NULL);
+    ck_assert_msg (!strstr (err.text, "may_span"), "a local step cannot span: %s", err.text);
+    /* not local, one node: spanning cannot help either */
+    r.local = false;
+    refused (&r, cap (1, 2, 0, -1), "unsatisfiable", "min_cores 2", NULL, NULL);
+    ck_assert_msg (!strstr (err.text, "may_span"), "one node: %s", err.text);
+    /* several nodes: both fixes */
+    refused (&r, cap (3, 2, 0, -1), "unsatisfiable",
+             "; with may_span_nodes it may use more than one node; at most 2 cores",
+             "give min_cores 2", NULL);
+    /* a minimum equal to the target wants no cut: ask for no more */
+    r.min_cores = 3;
+    refused (&r, cap (1, 2, 0, -1), "unsatisfiable", "at most 2 cores fit one node: ask for "
+             "no more", NULL, NULL);
+    ck_assert_msg (!strstr (err.text, "min_cores"), "no cut was wanted: %s", err.text);
+    /* a minimum below the target but still too high: lower it */
+    r.cores = 4;
+    refused (&r, cap (1, 2, 0, -1), "unsatisfiable", "lower min_cores to 2", NULL, NULL);
+    /* plurals */
+    r = req ();
+    r.cores = 2;
+    refused (&r, cap (1, 1, 0, -1), "unsatisfiable",
+             "needs 2 cores, but one node holds 1 core (1 node x 1 core); at most "
+             "1 core fits one node", NULL, NULL);
+    r = req ();
+    r.ntasks = 2;
+    r.cpus_per_task = 2;
+    refused (&r, cap (1, 2, 0, -1), "unsatisfiable",
+             "needs 2 tasks x 2 cores = 4 cores, but the allocation holds 1 task of 2 cores",
+             "at most 1 task fits the allocation: ask for no more, or give min_tasks 1", NULL);
+    r.cpus_per_task = 4;
+    r.min_cpus_per_task = 3;
+    refused (&r, cap (1, 2, 0, -1), "unsatisfiable", "lower min_cpus_per_task to 2",
+             NULL, NULL);
+    r = req ();
+    r.cores = 1;
+    r.gpus = 2;
+    refused (&r, cap (1, 8, 1, -1), "unsatisfiable", "needs 2 GPUs, but one node holds 1",
+             "at most 1 GPU fits one node: ask for no more, or give min_gpus 1", NULL);
 }
 END_TEST
 
@@ -411,6 +465,7 @@ int main (void)
     tcase_add_test (tc, tasks_cut);
     tcase_add_test (tc, cores_cut);
     tcase_add_test (tc, gpus_ratio);
+    tcase_add_test (tc, hints_that_work);
     tcase_add_test (tc, gpus_none);
     tcase_add_test (tc, gpus_per_task_deprecated);
     tcase_add_test (tc, memory);

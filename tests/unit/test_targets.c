@@ -171,17 +171,35 @@ START_TEST (bins_parse)
     struct target_bin *b;
     int n;
     berth_error_t err;
-    ck_assert_int_eq (target_bins_parse ("partition.x", " 10:01:00:00 ", &b, &n,
-                                         &err), 0);
+    ck_assert_int_eq (target_bins_parse ("partition.x", " 10:01:00:00 ",
+                                         WALLCLOCK_SLURM, &b, &n, &err), 0);
     ck_assert_int_eq (n, 1);
     ck_assert_int_eq (b[0].bound, 10);
     ck_assert_str_eq (b[0].clock, "01:00:00");
     free (b[0].clock);
     free (b);
+    /* Any form the scheduler takes, kept as HH:MM:SS: D-HH:MM:SS, MM:SS,
+     * and a bare number as Slurm (minutes) or PBS (seconds) reads it. */
+    ck_assert_int_eq (target_bins_parse ("partition.x",
+                                         "9: 1-00:00:00, 5: 02:30, 2: 90",
+                                         WALLCLOCK_SLURM, &b, &n, &err), 0);
+    ck_assert_str_eq (b[0].clock, "01:30:00");
+    ck_assert_int_eq (b[0].seconds, 5400);
+    ck_assert_str_eq (b[1].clock, "00:02:30");
+    ck_assert_str_eq (b[2].clock, "24:00:00");
+    ck_assert_int_eq (b[2].seconds, 86400);
+    for (int i = 0; i < n; i++)
+        free (b[i].clock);
+    free (b);
+    ck_assert_int_eq (target_bins_parse ("queue.x", "2: 90", WALLCLOCK_PBS,
+                                         &b, &n, &err), 0);
+    ck_assert_str_eq (b[0].clock, "00:01:30");
+    free (b[0].clock);
+    free (b);
     /* Equal bounds keep their written order. */
     ck_assert_int_eq (target_bins_parse ("partition.x",
                                          "5: 03:00:00, 2: 1:00:00, 5: 04:00:00",
-                                         &b, &n, &err), 0);
+                                         WALLCLOCK_SLURM, &b, &n, &err), 0);
     ck_assert_int_eq (n, 3);
     ck_assert_int_eq (b[0].bound, 2);
     ck_assert_str_eq (b[1].clock, "03:00:00");
@@ -196,15 +214,17 @@ START_TEST (bins_malformed)
 {
     static const char *bad[] = {
         "91 02:00:00", "x: 02:00:00", "0: 02:00:00", "-5: 02:00:00",
-        "91: 2h", "91:", ": 02:00:00", "91: 02:00", "91: 1-00:00:00",
-        "91: 02:00:00, 183 06:00:00", "9.5: 02:00:00",
+        "91: 2h", "91:", ": 02:00:00", "91: 2 hours", "91: 1-00:00:00:00",
+        "91: 02:00:00:00", "91: -02:00:00", "91: 02:00:00, 183 06:00:00",
+        "9.5: 02:00:00",
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         struct target_bin *b = NULL;
         int n = -7;
         berth_error_t err;
-        ck_assert_int_eq (target_bins_parse ("partition.batch", bad[i], &b, &n,
-                                             &err), -1);
+        ck_assert_int_eq (target_bins_parse ("partition.batch", bad[i],
+                                             WALLCLOCK_SLURM, &b, &n, &err),
+                          -1);
         ck_assert_ptr_null (b);
         ck_assert_int_eq (n, -7);
         ck_assert_msg (strstr (err.text, "[partition.batch]")
@@ -214,7 +234,8 @@ START_TEST (bins_malformed)
     berth_error_t err;
     struct target_bin *b = NULL;
     int n;
-    ck_assert_int_eq (target_bins_parse ("qos.x", " , ,", &b, &n, &err), -1);
+    ck_assert_int_eq (target_bins_parse ("qos.x", " , ,", WALLCLOCK_SLURM, &b,
+                                         &n, &err), -1);
     ck_assert_ptr_nonnull (strstr (err.text, "[qos.x]"));
     ck_assert_ptr_nonnull (strstr (err.text, "lists no bins"));
 }
@@ -232,6 +253,9 @@ START_TEST (config_errors)
                 "512 24:00:00\n", "[queue.prod]", "malformed entry '512 24:00:00'");
     load_fails ("[parallel]\nqueues = prod\n[queue.prod]\nmax_wallclock_bins = "
                 ",\n", "[queue.prod]", "lists no bins");
+    load_fails ("[parallel]\nqueues = prod\n[queue.prod]\nmax_wallclock = "
+                "2 hours\n", "[queue.prod] max_wallclock = '2 hours' is not a "
+                "wall time", "D-HH:MM:SS");
     load_fails ("[parallel]\nqueues = prod\n[queue.prod]\nmin_nodes = many\n",
                 "[queue.prod] min_nodes = 'many'", "positive whole number");
     load_fails ("[parallel]\nqueues = prod\n[queue.prod]\nmax_nodes = 0\n",

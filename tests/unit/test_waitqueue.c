@@ -126,7 +126,7 @@ START_TEST (order_and_backfill)
     ck_assert_int_eq (info.overtaken, 1);
     ck_assert_int_eq (info.shape->cores, 4);
     ck_assert_str_eq (info.reason, "no node with 4 free cores (best: 0)");
-    ck_assert_str_eq (reason (q, 1), "no node with 1 free cores (best: 0); "
+    ck_assert_str_eq (reason (q, 1), "no node with 1 free core (best: 0); "
                       "behind #1 (overtaken 1 of 16 times)");
     ck_assert_int_eq (waitqueue_entry (q, 2, &info), -1);
     ck_assert_int_eq (waitqueue_entry (q, -1, &info), -1);
@@ -148,6 +148,52 @@ START_TEST (arrival_order)
         ck_assert_int_eq (res[i].lease, i + 1);
     }
     ck_assert_int_eq (waitqueue_length (q), 0);
+    waitqueue_destroy (q);
+    ledger_destroy (l);
+}
+END_TEST
+
+/* A request sent again after a restart takes the place of its first
+ * arrival (since): ahead of one that came later, behind one that came
+ * earlier, and its waiting time counts from then. */
+START_TEST (resumed_keeps_its_place)
+{
+    struct ledger *l = mk (1, 8);
+    struct waitqueue *q = mkq (l, 0, -1);       /* strict order */
+    uint64_t x = hold (l, 8);
+    uint64_t early = add (q, "early", 8, 0, -1, 1, 1.0);
+    uint64_t later = add (q, "later", 8, 0, -1, 2, 5.0);
+    struct waitqueue_request r = {
+        .shape = { .ntasks = 1, .cpus_per_task = 8, .cores = 8,
+                   .memory = -1, .budget = -1 },
+        .layout = LEDGER_CPU_BINDING, .label = "resumed", .timeout = -1,
+        .owner = 3, .since = 2.0,
+    };
+    uint64_t resumed;
+    ck_assert_int_eq (waitqueue_add (q, &r, 6.0, &resumed, &err), 0);
+    struct waitqueue_entry_info info;
+    ck_assert_int_eq (waitqueue_entry (q, 0, &info), 0);
+    ck_assert_int_eq (info.ticket, early);
+    ck_assert_int_eq (waitqueue_entry (q, 1, &info), 0);
+    ck_assert_int_eq (info.ticket, resumed);
+    ck_assert (info.added == 2.0);
+    ck_assert_int_eq (waitqueue_entry (q, 2, &info), 0);
+    ck_assert_int_eq (info.ticket, later);
+    /* a since in the future, or none, is now */
+    r.since = 99.0;
+    r.owner = 4;
+    uint64_t odd;
+    ck_assert_int_eq (waitqueue_add (q, &r, 7.0, &odd, &err), 0);
+    ck_assert_int_eq (waitqueue_entry (q, 3, &info), 0);
+    ck_assert_int_eq (info.ticket, odd);
+    ck_assert (info.added == 7.0);
+    ledger_release (l, x, NULL);
+    ck_assert_int_eq (sched (q, l, 8.0), 1);
+    ck_assert_int_eq (res[0].ticket, early);
+    ledger_release (l, res[0].lease, NULL);
+    ck_assert_int_eq (sched (q, l, 9.0), 1);
+    ck_assert_int_eq (res[0].ticket, resumed);
+    ck_assert (res[0].waited == 7.0);
     waitqueue_destroy (q);
     ledger_destroy (l);
 }
@@ -498,6 +544,7 @@ int main (void)
     TCase *tc = tcase_create ("waitqueue");
     tcase_add_test (tc, order_and_backfill);
     tcase_add_test (tc, arrival_order);
+    tcase_add_test (tc, resumed_keeps_its_place);
     tcase_add_test (tc, starvation_by_overtakes);
     tcase_add_test (tc, starvation_by_time);
     tcase_add_test (tc, starvation_holds_nodes);

@@ -40,22 +40,6 @@ START_TEST (parse_invalid)
 }
 END_TEST
 
-START_TEST (compare)
-{
-    int cmp = 99;
-    ck_assert_int_eq (wallclock_compare ("01:00:00", "02:00:00", &cmp), 0);
-    ck_assert_int_lt (cmp, 0);
-    ck_assert_int_eq (wallclock_compare ("24:00:00", "23:59:59", &cmp), 0);
-    ck_assert_int_gt (cmp, 0);
-    ck_assert_int_eq (wallclock_compare ("1:00:00", "00:60:00", &cmp), 0);
-    ck_assert_int_eq (cmp, 0);
-    cmp = 99;
-    ck_assert_int_eq (wallclock_compare ("1-00:00:00", "02:00:00", &cmp), -1);
-    ck_assert_int_eq (wallclock_compare ("02:00:00", "2h", &cmp), -1);
-    ck_assert_int_eq (cmp, 99);
-}
-END_TEST
-
 START_TEST (format)
 {
     char buf[32];
@@ -67,21 +51,63 @@ START_TEST (format)
 }
 END_TEST
 
-START_TEST (cap)
+static long long rd (const char *text, enum wallclock_dialect d)
 {
-    /* Capped only when both parse and desired is longer. */
-    ck_assert_str_eq (cap_wall_time ("03:00:00", "02:00:00"), "02:00:00");
-    ck_assert_str_eq (cap_wall_time ("01:00:00", "02:00:00"), "01:00:00");
-    ck_assert_str_eq (cap_wall_time ("02:00:00", "02:00:00"), "02:00:00");
-    ck_assert_str_eq (cap_wall_time ("200:00:00", "168:00:00"), "168:00:00");
-    /* Left alone: not three fields, or one side empty. */
-    ck_assert_str_eq (cap_wall_time ("1-00:00:00", "02:00:00"), "1-00:00:00");
-    ck_assert_str_eq (cap_wall_time ("03:00", "02:00:00"), "03:00");
-    ck_assert_str_eq (cap_wall_time ("03:00:00", "1-00:00:00"), "03:00:00");
-    ck_assert_str_eq (cap_wall_time ("03:00:00", ""), "03:00:00");
-    ck_assert_str_eq (cap_wall_time ("03:00:00", NULL), "03:00:00");
-    ck_assert_str_eq (cap_wall_time ("", "02:00:00"), "");
-    ck_assert_ptr_null (cap_wall_time (NULL, "02:00:00"));
+    long long s = -1;
+    ck_assert_msg (wallclock_read (text, d, &s) == 0, "'%s' should read",
+                   text);
+    return s;
+}
+
+/* sbatch --time's forms and qsub walltime's (issue 16: 1-00:00:00 was
+ * refused as "wants HH:MM:SS"). */
+START_TEST (read_forms)
+{
+    const enum wallclock_dialect S = WALLCLOCK_SLURM, P = WALLCLOCK_PBS;
+    /* MM (Slurm) and SECONDS (PBS): the one form they read differently */
+    ck_assert_int_eq (rd ("90", S), 90 * 60);
+    ck_assert_int_eq (rd ("90", P), 90);
+    ck_assert_int_eq (rd ("0", S), 0);
+    /* MM:SS, HH:MM:SS: the same to both */
+    ck_assert_int_eq (rd ("30:15", S), 30 * 60 + 15);
+    ck_assert_int_eq (rd ("30:15", P), 30 * 60 + 15);
+    ck_assert_int_eq (rd ("100:00:00", S), 100 * 3600);
+    ck_assert_int_eq (rd ("100:00:00", P), 100 * 3600);
+    ck_assert_int_eq (rd ("1:00:00", P), 3600);
+    /* D-HH, D-HH:MM, D-HH:MM:SS */
+    ck_assert_int_eq (rd ("1-00:00:00", S), 86400);
+    ck_assert_int_eq (rd ("1-00:00:00", P), 86400);
+    ck_assert_int_eq (rd ("2-12", S), 2 * 86400 + 12 * 3600);
+    ck_assert_int_eq (rd ("0-01:30", S), 5400);
+    ck_assert_int_eq (rd ("7-00:00:01", S), 7 * 86400 + 1);
+    /* fields may run past 24 and 60, as the schedulers let them */
+    ck_assert_int_eq (rd ("00:90:00", S), 5400);
+}
+END_TEST
+
+START_TEST (read_refused)
+{
+    static const char *bad[] = {
+        "", "4 hours", "2h", "1.5", " 01:00:00", "01:00:00 ", "-1", "+1",
+        "1-", "-01:00", "1-2-3", "1-00:00:00:00", "01:00:00:00", "::",
+        "01::00", ":30", "30:", "a-01:00", "1-aa", "1234567890",
+        "1-1234567890",
+    };
+    long long s = 42;
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        ck_assert_msg (wallclock_read (bad[i], WALLCLOCK_SLURM, &s) == -1,
+                       "'%s' read", bad[i]);
+        ck_assert_msg (wallclock_read (bad[i], WALLCLOCK_PBS, &s) == -1,
+                       "'%s' read", bad[i]);
+    }
+    ck_assert_int_eq (wallclock_read (NULL, WALLCLOCK_SLURM, &s), -1);
+    ck_assert_int_eq (s, 42);
+    ck_assert_int_eq (wallclock_dialect_of ("pbs"), WALLCLOCK_PBS);
+    ck_assert_int_eq (wallclock_dialect_of ("slurm"), WALLCLOCK_SLURM);
+    ck_assert_int_eq (wallclock_dialect_of (NULL), WALLCLOCK_SLURM);
+    /* the message names every form */
+    ck_assert (strstr (WALLCLOCK_FORMS, "D-HH:MM:SS"));
+    ck_assert (strstr (WALLCLOCK_FORMS, "SECONDS"));
 }
 END_TEST
 
@@ -123,9 +149,9 @@ int main (void)
     TCase *tc = tcase_create ("wallclock");
     tcase_add_test (tc, parse_valid);
     tcase_add_test (tc, parse_invalid);
-    tcase_add_test (tc, compare);
     tcase_add_test (tc, format);
-    tcase_add_test (tc, cap);
+    tcase_add_test (tc, read_forms);
+    tcase_add_test (tc, read_refused);
     tcase_add_test (tc, format_brief);
     tcase_add_test (tc, format_brief_cases);
     suite_add_tcase (s, tc);

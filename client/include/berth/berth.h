@@ -25,6 +25,17 @@
  * - A client is not thread-safe: use one per thread, or lock around calls.
  * - Unless a lease is detached, it belongs to the connection that acquired
  *   it: closing the client (or the process exiting) releases it.
+ * - If berthd goes away (a crash, kill -9) and comes back on the same socket
+ *   (systemd's Restart=on-failure, or started again on the same state
+ *   directory), a call that finds the connection closed connects again,
+ *   reclaims each lease the client holds by id, and sends its request again
+ *   (a waiting acquire keeps its place in the queue): the caller sees only
+ *   the reply. It keeps trying for up to 60 s from the loss (backoff from
+ *   0.05 s to 1 s between tries); the variable BERTH_RECONNECT_S (seconds,
+ *   0..86400; 0: never) or berth_set_reconnect changes that; a socket that
+ *   stays missing for 1 s means berthd stopped on purpose, and the call
+ *   fails then (closed). A shutdown is never sent again; events sent while
+ *   berthd was away are lost.
  *
  * Link with `pkg-config --cflags --libs berth`. The ABI follows the soname
  * (libberth.so.0): functions are only added within it.
@@ -80,8 +91,21 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err);
 void berth_close (berth_client_t *c);
 
 /* The connection's file descriptor, to poll for events after berth_watch.
- * Read it only through this library. */
+ * Read it only through this library. It changes when the client reconnects
+ * (and is -1 after a reconnect that failed): ask again after each call. */
 int berth_fd (const berth_client_t *c);
+
+/* Reconnect for up to seconds (0..86400; 0: never) after berthd went away,
+ * instead of BERTH_RECONNECT_S or the default of 60. */
+int berth_set_reconnect (berth_client_t *c, double seconds,
+                         berth_client_error_t *err);
+
+/* For a client that holds leases while it waits for something else (berth
+ * run waits for its step): call it when berth_fd polls readable. If berthd
+ * closed the connection, reconnect and reclaim now, as a request would. 0:
+ * connected (again, or still); -1 closed when berthd did not come back in
+ * time (the leases are then berthd's to end when this process exits). */
+int berth_check (berth_client_t *c, berth_client_error_t *err);
 
 /* The socket path this client connected to. */
 const char *berth_socket_path (const berth_client_t *c);
@@ -155,9 +179,20 @@ berth_lease_t *berth_acquire (berth_client_t *c, const berth_request_t *r,
                               berth_client_error_t *err);
 
 /* End a lease by id. Unknown or already released: not_found, nothing
- * changes; another connection's lease that is not detached: forbidden. */
+ * changes (also a lease berthd no longer had when this client reconnected
+ * after a restart; a release that was in flight then counts as done);
+ * another connection's lease that is not detached: forbidden. */
 int berth_release (berth_client_t *c, const char *lease,
                    berth_client_error_t *err);
+
+/* From inside a local step that berthd had launched through the scheduler
+ * (Slurm 20.11 and newer picks the CPUs of every step, local ones too):
+ * tell berthd the core ids (and, ngpu_ids >= 0, the GPU indices) the step
+ * really got, so that its lease shows them. Errors: not_found, forbidden (another user's lease),
+ * invalid_request (not such a step, or not as many ids as it holds). */
+int berth_placed (berth_client_t *c, const char *lease, const int *cores,
+                  int ncores, const int *gpu_ids, int ngpu_ids,
+                  berth_client_error_t *err);
 
 void berth_lease_free (berth_lease_t *l);
 
@@ -193,8 +228,11 @@ const char *berth_lease_warning (const berth_lease_t *l);
 
 /* The launch for a placement, holding nothing. placement_json is an object
  * as in a lease's "placement" ({"nodes": [...], "cores": [[...]], "gpus": N,
- * "gpu_ids": [...]}); ntasks >= 1; cpus_per_task 0: not given;
- * memory_cap_mb < 0: none. */
+ * "gpu_ids": [...]}); "nodes" left out or [] with one core list: the
+ * launcher's own node (no node names rendered); "gpu_ids" as one list per
+ * node ([[0, 1], [2, 3]]) gives each node its own ids (refused, naming them,
+ * where the launcher can set only one list). ntasks >= 1; cpus_per_task 0:
+ * not given (no cpus-per-task flag rendered); memory_cap_mb < 0: none. */
 berth_launch_t *berth_render (berth_client_t *c, const char *placement_json,
                               int ntasks, int cpus_per_task,
                               long long memory_cap_mb,
@@ -214,6 +252,9 @@ char *berth_status (berth_client_t *c, berth_client_error_t *err);
  * even where that costs berthd one scheduler query (once per daemon); a
  * plain status reports the end only when it is already known. */
 #define BERTH_STATUS_TIME_LEFT 1
+/* BERTH_STATUS_QUEUE_ONLY: the queue and the daemon members only; the
+ * allocation is {} and the leases [] (cheap to ask often). */
+#define BERTH_STATUS_QUEUE_ONLY 2
 char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err);
 
 /* ---- events ------------------------------------------------------------ */
@@ -225,6 +266,8 @@ enum berth_event_kind {
     BERTH_EVENT_WAITED,      /* a request joined the queue */
     BERTH_EVENT_RELEASED,    /* a lease ended */
     BERTH_EVENT_REFUSED,     /* a request was refused */
+    BERTH_EVENT_ALLOCATION,  /* berthd started serving an allocation (its
+                              * nodes: berth_event_json) */
 };
 
 /* Subscribe this connection to events; history: first replay those logged

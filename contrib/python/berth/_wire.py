@@ -4,6 +4,7 @@ reply read and judged, what a resent request carries, how long to wait
 between tries to reconnect, and the objects the replies describe."""
 import json
 import os
+import random
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set
 
@@ -23,9 +24,19 @@ ACQUIRE_FIELDS = (
     "duration",
 )
 
-# Requests that are not sent again on a new connection after berthd went
-# away with them unanswered: a shutdown may have been what made it go.
-NOT_RESENT = frozenset({"shutdown"})
+# PROTOCOL.md "Reconnecting after a restart": requests not sent again on a
+# new connection (a watch ends with berthd; a closed connection after a
+# shutdown is its answer), how many times one request is, and how long a
+# missing socket means berthd stopped on purpose.
+NOT_RESENT = frozenset({"shutdown", "watch"})
+MAX_RESENDS = 10
+GONE_S = 1.0
+
+
+def first_id() -> int:
+    """Request ids unique within the process (a resent acquire is matched
+    by its id): each connection starts at a random point below 2^40."""
+    return random.SystemRandom().randrange(1, 1 << 40)
 
 
 # -- where berthd is ----------------------------------------------------------
@@ -63,10 +74,11 @@ def path_origin(path: Optional[str]) -> str:
     return " (the default socket: BERTH_SOCKET is not set)"
 
 
-def connect_error(path: str, origin: str, errno_name: Optional[str], reason: str) -> ConnectFailed:
+def connect_error(path: str, origin: str, errno_name: Optional[str],
+                  reason: str) -> ConnectFailed:
     """The ConnectFailed for a socket that could not be reached."""
     if errno_name == "ENOENT":
-        return ConnectFailed(f"no berthd socket at {path}{origin}; start berthd first "
+        return ConnectFailed(missing=True, message=f"no berthd socket at {path}{origin}; start berthd first "
                              "(eval \"$(berthd --detach --print-env)\") or set BERTH_SOCKET "
                              "to its socket")
     if errno_name == "ECONNREFUSED":
@@ -141,7 +153,7 @@ def result(reply: Mapping[str, Any]) -> Dict[str, Any]:
 
 # -- resending after a restart ------------------------------------------------
 
-def backoff(total: float, first: float = 0.05, cap: float = 2.0) -> Iterator[float]:
+def backoff(total: float, first: float = 0.05, cap: float = 1.0) -> Iterator[float]:
     """The pauses before each try to reconnect: none before the first, then
     doubling from ``first`` up to ``cap``, as long as their sum stays within
     ``total`` seconds (about a minute by default)."""
@@ -153,15 +165,41 @@ def backoff(total: float, first: float = 0.05, cap: float = 2.0) -> Iterator[flo
         delay = min(cap, delay * 2)
 
 
-def resent_fields(op: str, fields: Mapping[str, Any], waited: float) -> Dict[str, Any]:
-    """A request sent again after it waited ``waited`` seconds on a berthd
-    that went away: an acquire's timeout counts from the first sending."""
+class Gone:
+    """Tells a crash from a stop while reconnecting: a crash leaves the
+    socket and a restart replaces it at once; a socket missing GONE_S
+    seconds in a row was removed by a berthd that stopped on purpose."""
+
+    def __init__(self) -> None:
+        self.since: Optional[float] = None
+
+    def stopped(self, err: ConnectFailed, now: float) -> bool:
+        if not err.missing:
+            self.since = None
+            return False
+        if self.since is None:
+            self.since = now
+        return now - self.since >= GONE_S
+
+
+def gave_up(why: str, path: str, total: float, last: str, stopped: bool,
+            held: Sequence[str]) -> ConnectFailed:
+    return ConnectFailed(
+        f"berthd went away ({why}) and "
+        + (f"its socket {path} has been gone for {GONE_S:g} s: it stopped (a shutdown or "
+           "SIGTERM removes it)" if stopped else
+           f"could not be reached again at {path} within {total:g} s ({last})")
+        + f"; the leases held on this connection ({', '.join(held) or 'none'}) may have ended")
+
+
+def resent_fields(op: str, fields: Mapping[str, Any]) -> Dict[str, Any]:
+    """A request sent again, under its id, after berthd went away with it
+    unanswered: an acquire says so (``resume``: berthd gives it back its
+    place in the queue, or the lease it granted just before it went away);
+    nothing else changes."""
     out = dict(fields)
-    if op == "acquire" and isinstance(out.get("timeout"), (int, float)):
-        out["timeout"] = max(0.0, float(out["timeout"]) - waited)
-    if op == "watch":
-        # What the new berthd logged before this watch is what was missed.
-        out["history"] = True
+    if op == "acquire":
+        out["resume"] = True
     return out
 
 

@@ -20,7 +20,8 @@ acquire closes that connection, which takes the request out of berthd's
 queue and touches no other lease. Status, render and the other requests
 share one connection. Each connection is read by one task; if berthd goes
 away it connects again (bounded backoff), reclaims its leases by id and
-sends the unanswered requests again, as the threaded client does."""
+sends the unanswered requests again, as the threaded client does
+(PROTOCOL.md "Reconnecting after a restart"); a watch ends with berthd."""
 import asyncio
 import errno
 import subprocess
@@ -47,7 +48,7 @@ class _Pending:
     fields: Dict[str, Any]
     started: float
     future: "asyncio.Future[Dict[str, Any]]"
-    resent: bool = False
+    resent: int = 0
 
 
 class _Lost(Exception):
@@ -71,7 +72,7 @@ class _Conn:
         self._lines = _wire.Lines()
         self._pending: Dict[int, _Pending] = {}
         self._abandoned: Set[int] = set()
-        self._next_id = 1
+        self._next_id = _wire.first_id()
         self._reader: Optional[asyncio.StreamReader] = None
         self._writer: Optional[asyncio.StreamWriter] = None
         self._task: Optional["asyncio.Task[None]"] = None
@@ -216,7 +217,11 @@ class _Conn:
             if isinstance(why, BerthError):
                 self._fail(why)
                 return
+            if self.watch is not None:
+                self._fail(Cancelled("berthd went away; a watch ends with it"))
+                return
             if not self.reconnect or any(p.op in _wire.NOT_RESENT
+                                         or p.resent >= _wire.MAX_RESENDS
                                          for p in self._pending.values()):
                 self._fail(ProtocolError(f"berthd closed the connection ({self.path}): {why}"))
                 return
@@ -260,7 +265,7 @@ class _Conn:
     async def _connect_again(self, why: str) -> None:
         if self._writer is not None:
             self._writer.close()
-        last = why
+        last, gone, stopped = why, _wire.Gone(), False
         for pause in _wire.backoff(self.reconnect):
             try:
                 await asyncio.wait_for(self._closing.wait(), pause)
@@ -271,6 +276,9 @@ class _Conn:
                 await self._connect()
             except ConnectFailed as e:
                 last = e.message
+                stopped = gone.stopped(e, time.monotonic())
+                if stopped:
+                    break
                 continue
             self._abandoned.clear()
             releasing = {str(p.fields.get("lease")) for p in self._pending.values()
@@ -284,26 +292,18 @@ class _Conn:
                     except BerthError as e:
                         del self.leases[lid]
                         lease._lose(e.message)
-                if self.watch is not None:
-                    await self._roundtrip("watch", {"history": True})
             except _Lost as e:
                 last = str(e)
                 continue
-            now = time.monotonic()
-            for old in sorted(self._pending):
-                p = self._pending.pop(old)
+            for rid in sorted(self._pending):       # under the same ids
+                p = self._pending[rid]
                 if p.future.done():
                     continue
-                rid = self._take_id()
-                p.resent = True
-                self._pending[rid] = p
-                self._write(p.op, rid, _wire.resent_fields(p.op, p.fields, now - p.started))
+                p.resent += 1
+                self._write(p.op, rid, _wire.resent_fields(p.op, p.fields))
             self.reconnects += 1
             return
-        held = ", ".join(sorted(self.leases)) or "none"
-        raise ConnectFailed(f"berthd went away ({why}) and could not be reached again at "
-                            f"{self.path} within {self.reconnect:g} s ({last}); the leases "
-                            f"held on this connection ({held}) may have ended")
+        raise _wire.gave_up(why, self.path, self.reconnect, last, stopped, list(self.leases))
 
 
 class AsyncLease(LeaseBase):
@@ -311,8 +311,8 @@ class AsyncLease(LeaseBase):
     context manager: leaving the block releases it."""
 
     def __init__(self, conn: _Conn, reply: Mapping[str, Any], local: bool,
-                 detached: bool) -> None:
-        super().__init__(reply, local, detached)
+                 detached: bool, program: Optional[Sequence[str]] = None) -> None:
+        super().__init__(reply, local, detached, program)
         self._conn = conn
         self._forget: Optional[Callable[["AsyncLease"], None]] = None
 
@@ -424,7 +424,8 @@ async def _acquire_on_own(path: str, origin: str, connect_timeout: Optional[floa
     conn = await _Conn(path, origin, connect_timeout, reply_timeout, reconnect).open()
     try:
         reply = await conn.call("acquire", req, waits=req.get("wait") is not False)
-        lease = AsyncLease(conn, reply, bool(req.get("local")), bool(req.get("detach")))
+        lease = AsyncLease(conn, reply, bool(req.get("local")), bool(req.get("detach")),
+                           req.get("argv"))
     except BaseException:
         conn.abort()      # also what takes a cancelled request out of the queue
         raise
@@ -572,8 +573,8 @@ async def _watch(conn: _Conn, history: bool,
         await conn.call("watch", {"history": True if history else None})
         while True:
             ev = await conn.watch.get()
-            if ev is None:
-                if isinstance(conn._dead, Cancelled) or conn._dead is None:
+            if ev is None:        # closed, or berthd went away: a watch ends with it
+                if isinstance(conn._dead, (Cancelled, ProtocolError)) or conn._dead is None:
                     return
                 raise conn._dead
             yield ev

@@ -42,8 +42,9 @@ class Lease(LeaseBase):
     connection closes."""
 
     def __init__(self, client: "Client", reply: Mapping[str, Any], local: bool,
-                 detached: bool = False, owns_client: bool = False) -> None:
-        super().__init__(reply, local, detached)
+                 detached: bool = False, owns_client: bool = False,
+                 program: Optional[Sequence[str]] = None) -> None:
+        super().__init__(reply, local, detached, program)
         self._client = client
         self._owns_client = owns_client
 
@@ -110,7 +111,7 @@ class Client:
         self._state = threading.Lock()        # the socket against close()
         self._closing = threading.Event()
         self._lines = _wire.Lines()
-        self._next_id = 1
+        self._next_id = _wire.first_id()
         self._events: Deque[Event] = deque()
         self._watching = False
         self._abandoned: Set[int] = set()     # ids whose reply came too late to wait for
@@ -246,9 +247,10 @@ class Client:
         self._next_id += 1
         return rid
 
-    def _roundtrip(self, op: str, fields: Mapping[str, Any], waits: bool) -> Dict[str, Any]:
+    def _roundtrip(self, op: str, fields: Mapping[str, Any], waits: bool,
+                   rid: Optional[int] = None) -> Dict[str, Any]:
         """Send and read the reply on the connection as it is (no retry)."""
-        rid = self._take_id()
+        rid = self._take_id() if rid is None else rid
         self._send(_wire.encode(op, rid, fields))
         limit = None if waits or self.reply_timeout is None else self.reply_timeout
         deadline = None if limit is None else time.monotonic() + limit
@@ -266,14 +268,14 @@ class Client:
         if self.closed:
             raise ConnectFailed("this client is closed")
         with self._lock:
-            started = time.monotonic()
+            rid = self._take_id()
             sent = dict(fields)
-            resent = False
+            resent = 0
             while True:
                 if self.closed:
                     raise Cancelled(f"the client was closed before {op} was answered")
                 try:
-                    return self._roundtrip(op, sent, waits)
+                    return self._roundtrip(op, sent, waits, rid)
                 except NotFound:
                     if resent and op == "release":
                         return {"lease": fields.get("lease")}   # it ended with the old berthd
@@ -282,19 +284,21 @@ class Client:
                     if self.closed:
                         raise Cancelled(f"the client was closed while {op} waited for its "
                                         "reply") from None
-                    if not self.reconnect or op in _wire.NOT_RESENT:
+                    if not self.reconnect or op in _wire.NOT_RESENT \
+                            or resent >= _wire.MAX_RESENDS:
                         self._drop()
                         raise ProtocolError(f"berthd closed the connection ({self.path}): "
-                                            f"{e}") from None
+                                            f"{e}" + (f" ({resent} times under this {op})"
+                                                      if resent else "")) from None
                     skip = {str(fields["lease"])} if op == "release" else set()
                     self._reconnect(str(e), skip)
-                    sent = _wire.resent_fields(op, fields, time.monotonic() - started)
-                    resent = True
+                    sent = _wire.resent_fields(op, fields)
+                    resent += 1
 
     def _reconnect(self, why: str, skip: Optional[Set[str]] = None) -> None:
         """Connect again (bounded backoff) and reclaim the held leases."""
         self._drop()
-        last = why
+        last, gone, stopped = why, _wire.Gone(), False
         for pause in _wire.backoff(self.reconnect):
             if self._closing.wait(pause):
                 raise Cancelled("the client was closed while it reconnected to berthd")
@@ -302,6 +306,9 @@ class Client:
                 self._install(self._open())
             except ConnectFailed as e:
                 last = e.message
+                stopped = gone.stopped(e, time.monotonic())
+                if stopped:
+                    break
                 continue
             self._abandoned.clear()
             try:
@@ -319,10 +326,7 @@ class Client:
                 continue
             self.reconnects += 1
             return
-        held = ", ".join(sorted(self._leases)) or "none"
-        raise ConnectFailed(f"berthd went away ({why}) and could not be reached again at "
-                            f"{self.path} within {self.reconnect:g} s ({last}); the leases "
-                            f"held on this connection ({held}) may have ended")
+        raise _wire.gave_up(why, self.path, self.reconnect, last, stopped, list(self._leases))
 
     def request(self, op: str, **fields: Any) -> Dict[str, Any]:
         """Send one request (members that are None are left out) and return
@@ -364,7 +368,7 @@ class Client:
         req = _wire.acquire_request(fields)
         reply = self._call("acquire", req, waits=req.get("wait") is not False)
         lease = Lease(self, reply, bool(req.get("local")), bool(req.get("detach")),
-                      owns_client)
+                      owns_client, req.get("argv"))
         if not lease.detached:
             self._leases[lease.id] = lease
         if lease.warning:
@@ -406,8 +410,8 @@ class Client:
         """Turn this connection into a stream of events and iterate over
         them until berthd closes it or the client is closed (from any
         thread). With history, the events logged since berthd started come
-        first. If berthd restarts, the watch goes on on the new one, from
-        what that one logged."""
+        first. A watch ends with berthd (the client's next request
+        reconnects and reclaims its leases)."""
         self._watching = True
         self._call("watch", {"history": True if history else None})
         while True:
@@ -418,19 +422,10 @@ class Client:
             with self._lock:
                 try:
                     msg = self._read(None)
-                except _Lost as e:
-                    if self.closed:
-                        return
-                    if not self.reconnect:
-                        self._drop()
-                        raise ProtocolError(f"berthd closed the connection ({self.path}): "
-                                            f"{e}") from None
-                    try:
-                        self._reconnect(str(e))
-                        self._roundtrip("watch", {"history": True}, waits=False)
-                    except Cancelled:
-                        return
-                    continue
+                except _Lost:
+                    self._drop()
+                    self._watching = False
+                    return
             if _wire.is_event(msg):
                 yield Event.from_json(msg)
             elif msg.get("id") in self._abandoned:

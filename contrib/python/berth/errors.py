@@ -78,8 +78,14 @@ class Internal(BerthError):
 
 
 class ConnectFailed(BerthError):
-    """The client could not reach berthd (no socket, nobody listening)."""
+    """The client could not reach berthd (no socket, nobody listening).
+    ``missing``: there was no socket at all."""
     code = "connect"
+
+    def __init__(self, message: str, code: Optional[str] = None,
+                 reply: Optional[Mapping[str, Any]] = None, missing: bool = False) -> None:
+        super().__init__(message, code, reply)
+        self.missing = missing
 
 
 class ProtocolError(BerthError):

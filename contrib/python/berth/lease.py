@@ -3,9 +3,10 @@ environment, and how its step is started (the rendered launch, or a local
 step's program under the placed CPU affinity). client.Lease and
 aio.AsyncLease add releasing it over their connection."""
 import os
+import shutil
 import subprocess
 import warnings
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._wire import Launch, Placement
 from .errors import BerthError, PlacementUnusable, ProtocolError
@@ -42,7 +43,8 @@ class LeaseBase:
     the request had argv) and the step's environment. ``lost`` says why,
     when berthd restarted and the lease could not be taken back."""
 
-    def __init__(self, reply: Mapping[str, Any], local: bool, detached: bool) -> None:
+    def __init__(self, reply: Mapping[str, Any], local: bool, detached: bool,
+                 program: Optional[Sequence[str]] = None) -> None:
         try:
             self.id: str = str(reply["lease"])
             self.placement = Placement.from_json(reply["placement"])
@@ -62,6 +64,7 @@ class LeaseBase:
         self.warning: Optional[str] = warning if isinstance(warning, str) else None
         self.local = local
         self.detached = detached
+        self.program: Optional[List[str]] = list(program) if program else None
         self.raw: Dict[str, Any] = dict(reply)
         self.released = False
         self.lost: Optional[str] = None
@@ -98,15 +101,33 @@ class LeaseBase:
                 f"berthd's node")
         return threads
 
-    def command(self, argv: Optional[Sequence[str]] = None) -> "list[str]":
+    def _srun_places(self) -> bool:
+        a, n = (self.launch.argv if self.launch else []), len(self.program or [])
+        return self.local and n > 0 and len(a) > n and a[-n:] == self.program
+
+    def _local_launch(self, prog: Sequence[str]) -> Optional[List[str]]:
+        """Where Slurm places every step (20.11 and newer) berthd launches a
+        local step through srun on its node: its launch then ends with the
+        program it was acquired with. That launch, running prog, with
+        ``berth placed`` in front when a berth command is on PATH (it tells
+        berthd the CPUs the step got); None when the step is bound here."""
+        if not self._srun_places():
+            return None
+        a, n = self.launch.argv if self.launch else [], len(self.program or [])
+        berth = shutil.which("berth")
+        return a[:-n] + ([berth, "placed", "--"] if berth else []) + list(prog)
+
+    def command(self, argv: Optional[Sequence[str]] = None) -> List[str]:
         """What to run: the rendered launch of a launched step; for a local
-        step, its program (argv, else the one it was acquired with)."""
+        step, its program (argv, else the one it was acquired with), or the
+        srun launch that runs it where Slurm places local steps too."""
         if self.local:
             prog = list(argv) if argv else (self.launch.argv if self.launch else [])
             if not prog:
                 raise BerthError("a local lease acquired without argv needs the program "
                                  "to run", "usage")
-            return prog
+            launched = self._local_launch(list(argv) if argv else self.program or [])
+            return launched or prog
         if not self.launch:
             raise BerthError(f"lease {self.id} has no rendered launch: acquire it with "
                              "argv=[...] to have berthd render one", "usage")
@@ -121,7 +142,7 @@ class LeaseBase:
         variables go onto; the other arguments are subprocess.Popen's."""
         cmd = self.command(argv)
         full_env = self.environ(env)
-        if not self.local:
+        if not self.local or self._srun_places():
             return subprocess.Popen(cmd, env=full_env, **kwargs)
         # Affinity is per thread on Linux and a child inherits its parent
         # thread's: set this thread's, start the child, set it back. Other

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""berth status at the size of a real run: a berthd over a fake Slurm
+allocation of NODES nodes (the environment of a batch job: SLURM_JOB_ID,
+SLURM_JOB_NODELIST naming this host and nid000001..., SLURMD_NODENAME; the
+pm-cpu machine gives 128 cores a node), LEASES detached leases (most of them
+200 ranks on two nodes: one full, one with 56 cores free), and WAITING
+requests of 64 to 96 cores on one node, which cannot fit now, each on its own
+connection. Then times `berth status`, `--json` and
+`--nodes all` (median of REPS runs) and says how large each output is.
+
+usage: big_status.py [--nodes N] [--leases N] [--waiting N] [--reps N]
+                     [--json FILE] [--keep DIR]
+  --keep DIR  leave berthd running with its socket at DIR/s.sock, print
+              "ready" and wait for stdin to close (tests use it)
+BERTH and BERTHD name the built tools. Timings are figures, never checks."""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--nodes", type=int, default=10000)
+ap.add_argument("--leases", type=int, default=5000)
+ap.add_argument("--waiting", type=int, default=1000)
+ap.add_argument("--reps", type=int, default=5)
+ap.add_argument("--json")
+ap.add_argument("--keep")
+args = ap.parse_args()
+BERTH, BERTHD = os.environ["BERTH"], os.environ["BERTHD"]
+host = socket.gethostname().split(".")[0]
+
+d = args.keep or tempfile.mkdtemp(prefix="berth-big-")
+os.makedirs(d, exist_ok=True)
+os.chmod(d, 0o700)
+sock = os.path.join(d, "s.sock")
+env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": d,
+       "SLURM_JOB_ID": "777", "SLURMD_NODENAME": host,
+       "SLURM_JOB_NODELIST": f"{host},nid[000001-{args.nodes - 1:06d}]",
+       "SLURM_JOB_NUM_NODES": str(args.nodes)}
+daemon = subprocess.Popen([BERTHD, "--foreground", "--socket", sock, "--state-dir",
+                           os.path.join(d, "state"), "--machine", "pm-cpu",
+                           "--max-connections", str(args.waiting + 64)],
+                          env=env, stdout=subprocess.DEVNULL,
+                          stderr=open(os.path.join(d, "berthd.err"), "w"))
+
+
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sock)
+    return s
+
+
+for _ in range(400):
+    if daemon.poll() is not None:
+        sys.exit(f"berthd exited: {open(os.path.join(d, 'berthd.err')).read()[-500:]}")
+    try:
+        connect().close()
+        break
+    except OSError:
+        time.sleep(0.05)
+
+
+def lines(s, n):
+    buf = b""
+    out = []
+    while len(out) < n:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            raise RuntimeError("berthd closed the connection")
+        buf += chunk
+        *done, buf = buf.split(b"\n")
+        out += [json.loads(x) for x in done]
+    return out
+
+
+# The leases: pipelined on one connection, detached (no per-connection limit).
+c = connect()
+reqs = [json.dumps({"op": "acquire", "id": i, "ntasks": 200, "detach": True, "wait": False,
+                    "label": (f"ocean_forward_ensemble_member_{i:05d}" if i % 5
+                              else f"analysis_{i:05d}")}) + "\n"
+        for i in range(args.leases)]
+for k in range(0, len(reqs), 500):
+    c.sendall("".join(reqs[k:k + 500]).encode())
+    for rep in lines(c, len(reqs[k:k + 500])):
+        if not rep.get("ok"):
+            sys.exit(f"lease {rep.get('id')} refused: {rep['error']['message']}")
+# The waiting: more nodes than are free, one connection each.
+waiters = []
+for i in range(args.waiting):
+    w = connect()
+    w.sendall((json.dumps({"op": "acquire", "id": 1, "cores": 64 + 16 * (i % 3),
+                           "label": f"mesh_refinement_step_with_a_long_name_{i:04d}"})
+               + "\n").encode())
+    waiters.append(w)
+probe = connect()
+for _ in range(600):
+    probe.sendall(b'{"op":"status","id":1}\n')
+    st = lines(probe, 1)[0]
+    if len(st["queue"]) == args.waiting:
+        break
+    time.sleep(0.1)
+else:
+    sys.exit(f"only {len(st['queue'])} of {args.waiting} requests wait")
+
+if args.keep:
+    print("ready", flush=True)
+    sys.stdin.read()
+else:
+    cenv = dict(os.environ, BERTH_SOCKET=sock)
+    fig = {"nodes": args.nodes, "leases": args.leases, "waiting": args.waiting}
+    for name, argv in (("status", []), ("status --json", ["--json"]),
+                       ("status --nodes all", ["--nodes", "all"])):
+        times, size, nlines = [], 0, 0
+        for _ in range(args.reps):
+            t = time.perf_counter()
+            p = subprocess.run([BERTH, "status"] + argv, env=cenv, capture_output=True)
+            times.append(time.perf_counter() - t)
+            if p.returncode:
+                sys.exit(f"berth {name}: {p.stderr.decode()}")
+            size, nlines = len(p.stdout), p.stdout.count(b"\n")
+        fig[name] = {"median_s": statistics.median(times), "min_s": min(times),
+                     "bytes": size, "lines": nlines}
+        print(f"berth {name:<20} median {statistics.median(times) * 1000:7.1f} ms  "
+              f"{size:>10,} bytes  {nlines:>6,} lines")
+    if args.json:
+        json.dump(fig, open(args.json, "w"), indent=2)
+for w in waiters:
+    w.close()
+probe.sendall(b'{"op":"shutdown","id":2,"mode":"force"}\n')
+try:
+    daemon.wait(30)
+except subprocess.TimeoutExpired:
+    daemon.kill()
+    daemon.wait()

@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+"""berthd killed -9 and started again under running steps (issue 15, part 1).
+
+Every step here is a real `berth run --local` holding every core of the
+local allocation, so any two steps running at once on a core is a double
+grant. Each step process records what it was given and when it ran (its own
+Cpus_allowed_list and BERTH_CORES, its start and end times); the checks count
+double grants from those records, never from berthd's books. Cases: kill -9
+while a step runs, while a request waits (it keeps its place: a request that
+arrives after the restart does not overtake it), while a release is in
+flight, twice in a row, through a listening socket kept across the crash
+(what systemd does with berthd@.socket and Restart=on-failure; this machine
+has no user manager, so the test keeps the socket itself), berthd never
+coming back (berth run still returns the step's status and says once that
+the release was not recorded), a lease released by another client while its
+holder was away (the holder is told once), a grant whose reply the crash
+swallowed (the acquire sent again gets that lease), a holder berthd cannot watch (another pid
+namespace: the grace applies and status says so), and `berth acquire`'s
+detached leases (ttl and owner-pid bound), which a restart leaves alone.
+
+usage: BERTHD=build/daemon/berthd BERTH=build/client/berth test_restart.py
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Checks, Daemon, connectable, status, wait_until  # noqa: E402
+
+BERTH = os.environ.get("BERTH", "")
+t = Checks()
+LONG = 60          # generous bound for anything polled
+
+# The step: record what it got and when it started, wait for its release
+# file, record when it ends, exit with the status asked for.
+STEP = r"""
+import json, os, sys, time
+rec, go, code = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def cpus():
+    for line in open("/proc/self/status"):
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split(":", 1)[1].strip()
+start = time.time()
+with open(rec, "w") as f:
+    json.dump({"cpus": cpus(), "berth_cores": os.environ.get("BERTH_CORES"),
+               "lease": os.environ.get("BERTH_LEASE"), "start": start}, f)
+end = start + 600
+while not os.path.exists(go) and time.time() < end:
+    time.sleep(0.02)
+r = json.load(open(rec))
+r["end"] = time.time()
+with open(rec + ".tmp", "w") as f:
+    json.dump(r, f)
+os.rename(rec + ".tmp", rec)
+sys.exit(code)
+"""
+
+
+def idset(text):
+    out = set()
+    for part in (text or "").split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out.update(range(int(a), int(b) + 1))
+        elif part.strip():
+            out.add(int(part))
+    return out
+
+
+def plain_env(extra=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("SLURM_JOB_ID", "PBS_JOBID")}
+    env.update(extra or {})
+    return env
+
+
+class Steps:
+    """The `berth run` steps of one test and their own records."""
+
+    def __init__(self, d):
+        self.d = d
+        self.dir = os.path.join(d.dir, "steps")
+        os.makedirs(self.dir, exist_ok=True)
+        with open(os.path.join(self.dir, "step.py"), "w") as f:
+            f.write(STEP)
+        self.runs = {}
+
+    def start(self, label, code=0, env=None):
+        rec = os.path.join(self.dir, label + ".json")
+        go = os.path.join(self.dir, label + ".go")
+        err = open(os.path.join(self.dir, label + ".err"), "w")
+        cores = cores_of(self.d)
+        p = subprocess.Popen([BERTH, "run", "--local", "--cores", str(cores), "--label", label, "--",
+                              sys.executable, os.path.join(self.dir, "step.py"), rec, go, str(code)],
+                             env=plain_env(dict(env or {}, BERTH_SOCKET=self.d.sock)),
+                             stdout=subprocess.DEVNULL, stderr=err)
+        self.runs[label] = p
+        return p
+
+    def record(self, label):
+        try:
+            with open(os.path.join(self.dir, label + ".json")) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def running(self, label):
+        return wait_until(lambda: self.record(label) is not None, LONG)
+
+    def release(self, label):
+        open(os.path.join(self.dir, label + ".go"), "w").close()
+
+    def finish(self, label):
+        p = self.runs[label]
+        try:
+            return p.wait(LONG + 30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return p.wait()
+
+    def stderr(self, label):
+        with open(os.path.join(self.dir, label + ".err")) as f:
+            return f.read()
+
+    def kill_all(self):
+        for label, p in self.runs.items():
+            self.release(label)
+            if p.poll() is None:
+                try:
+                    p.wait(20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+
+    def overlaps(self):
+        """Pairs of steps that ran at once on a shared core, from the steps'
+        own records (a step still running counts as running until now)."""
+        recs = {k: self.record(k) for k in self.runs}
+        recs = {k: r for k, r in recs.items() if r}
+        bad = []
+        names = sorted(recs)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                ra, rb = recs[a], recs[b]
+                shared = (idset(ra["cpus"]) & idset(rb["cpus"])) | \
+                         (idset(ra["berth_cores"]) & idset(rb["berth_cores"]))
+                ea, eb = ra.get("end", time.time()), rb.get("end", time.time())
+                if shared and ra["start"] < eb and rb["start"] < ea:
+                    bad.append((a, b, sorted(shared)))
+        return bad, len(recs)
+
+
+GRANTS = [0]       # steps whose records were checked, over all tests
+RESTARTS = [0]
+
+
+def cores_of(d):
+    return status(d)["allocation"]["totals"]["cores"]
+
+
+def local_daemon(args=("--reclaim-grace", "1")):
+    """berthd on the localhost default (real cores), as a new user runs it."""
+    return Daemon(args=list(args), env=plain_env(), machine=None)
+
+
+def restart(d):
+    d.kill9()
+    RESTARTS[0] += 1
+    d.start(wait_s=LONG)
+
+
+def leases(d):
+    return {x["label"]: x for x in status(d)["leases"]}
+
+
+def queue_labels(d):
+    return [q["label"] for q in status(d)["queue"]]
+
+
+def reclaimed(d, label):
+    return wait_until(lambda: leases(d).get(label, {}).get("holder") == "connection", LONG)
+
+
+def no_double_grant(steps, what):
+    bad, n = steps.overlaps()
+    GRANTS[0] += n
+    t.check(not bad, f"{what}: no core granted twice while its holder ran (from {n} steps' own records)",
+            str(bad))
+
+
+def test_step_runs():
+    """kill -9 while a step runs: past the grace it keeps its cores, it
+    reclaims its lease, releases it itself and returns its own status."""
+    d = local_daemon().start()
+    s = Steps(d)
+    try:
+        s.start("holder", code=5)
+        t.check(s.running("holder"), "the holder's step runs", d.stderr())
+        restart(d)
+        t.check(reclaimed(d, "holder"), "berth run reconnects and reclaims its lease by id",
+                str(status(d).get("leases")) + d.stderr())
+        time.sleep(2)                   # the 1 s grace is over
+        t.check("holder" in leases(d), "the lease outlives the reclaim grace while its step runs")
+        s.start("intruder")
+        t.check(wait_until(lambda: queue_labels(d) == ["intruder"], LONG),
+                "a request for every core waits while the restored holder runs", str(status(d)["queue"]))
+        s.release("holder")
+        rc = s.finish("holder")
+        t.check(rc == 5, "berth run returns the step's own status (5) after the restart", str(rc))
+        t.check(s.stderr("holder") == "", "and says nothing went wrong", s.stderr("holder"))
+        t.check(s.running("intruder"), "the waiter is granted once the holder is done")
+        s.release("intruder")
+        t.check(s.finish("intruder") == 0, "and runs")
+        no_double_grant(s, "a step running across a restart")
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
+def test_request_waits():
+    """kill -9 while a request waits: its client sends it again and it keeps
+    its place ahead of a request that arrived after the restart."""
+    d = local_daemon(("--reclaim-grace", "60")).start()
+    s = Steps(d)
+    try:
+        s.start("holder", code=3)
+        t.check(s.running("holder"), "the holder's step runs")
+        first = s.start("first")
+        t.check(wait_until(lambda: queue_labels(d) == ["first"], LONG), "the first request waits")
+        os.kill(first.pid, signal.SIGSTOP)  # it reconnects only after the later one has come
+        restart(d)
+        s.start("later")
+        t.check(wait_until(lambda: queue_labels(d) == ["later"], LONG),
+                "a request made after the restart waits", str(status(d)["queue"]))
+        os.kill(first.pid, signal.SIGCONT)
+        t.check(wait_until(lambda: len(queue_labels(d)) == 2, LONG),
+                "the first request is sent again", str(status(d)["queue"]) + d.stderr())
+        t.check(queue_labels(d) == ["first", "later"],
+                "and takes back its place ahead of the later one", str(status(d)["queue"]))
+        t.check(reclaimed(d, "holder"), "the holder reclaimed its lease")
+        s.release("holder")
+        t.check(s.finish("holder") == 3, "the holder's berth run returns its step's status")
+        t.check(s.running("first"), "the first request is granted when the holder ends")
+        time.sleep(0.5)
+        t.check(s.record("later") is None, "the later one still waits")
+        s.release("first")
+        t.check(s.finish("first") == 0, "the first step ends")
+        t.check(s.running("later"), "then the later one is granted")
+        s.release("later")
+        t.check(s.finish("later") == 0, "and ends")
+        order = sorted(("first", "later"), key=lambda k: s.record(k)["start"])
+        t.check(order == ["first", "later"], "steps ran in arrival order", str(order))
+        no_double_grant(s, "a request waiting across a restart")
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
+def test_release_in_flight():
+    """kill -9 while a release is in flight (berthd stopped, the release
+    sent but unanswered): after the restart it is sent again and done."""
+    d = local_daemon().start()
+    s = Steps(d)
+    try:
+        s.start("holder", code=7)
+        t.check(s.running("holder"), "the holder's step runs")
+        os.kill(d.proc.pid, signal.SIGSTOP)
+        s.release("holder")
+        t.check(wait_until(lambda: "end" in (s.record("holder") or {}), LONG), "the step ends")
+        time.sleep(0.3)                 # berth run sends its release meanwhile
+        restart(d)
+        rc = s.finish("holder")
+        t.check(rc == 7, "berth run returns the step's status (7)", str(rc) + s.stderr("holder"))
+        t.check(s.stderr("holder") == "", "with no complaint about its release", s.stderr("holder"))
+        t.check(wait_until(lambda: not leases(d), LONG), "and the lease is gone", str(status(d)["leases"]))
+        ev = [json.loads(x) for x in open(os.path.join(d.state, "events.jsonl"))]
+        t.check(any(e.get("event") == "released" and e.get("label") == "holder" and e.get("reason") == "released"
+                    for e in ev), "released by its holder, not freed for it", str(ev[-3:]))
+        s.start("next")
+        t.check(s.running("next"), "the cores are granted again")
+        s.release("next")
+        s.finish("next")
+        no_double_grant(s, "a release in flight across a restart")
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
+def test_twice():
+    """kill -9 twice in a row while a step runs."""
+    d = local_daemon().start()
+    s = Steps(d)
+    try:
+        s.start("holder", code=4)
+        t.check(s.running("holder"), "the holder's step runs")
+        restart(d)
+        t.check(reclaimed(d, "holder"), "reclaimed after the first restart")
+        restart(d)
+        t.check(reclaimed(d, "holder"), "and after the second", str(status(d)["leases"]) + d.stderr())
+        time.sleep(2)
+        s.start("intruder")
+        t.check(wait_until(lambda: queue_labels(d) == ["intruder"], LONG), "every core is still held")
+        s.release("holder")
+        t.check(s.finish("holder") == 4, "berth run returns the step's status (4)")
+        t.check(s.stderr("holder") == "", "and is content", s.stderr("holder"))
+        t.check(s.running("intruder"), "the waiter is granted after")
+        s.release("intruder")
+        s.finish("intruder")
+        no_double_grant(s, "two restarts in a row")
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
+def test_kept_socket():
+    """The restart path of systemd's berthd@.socket with Restart=on-failure:
+    the listening socket outlives berthd and is passed to the new one."""
+    d = local_daemon()
+    lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s = None
+    try:
+        lsock.bind(d.sock)
+        lsock.listen(64)
+        fd = lsock.fileno()
+        args = [a for a in d.command() if a not in ("--socket", d.sock)]
+
+        def start():
+            def child():
+                os.dup2(fd, 3)
+                os.set_inheritable(3, True)
+            return subprocess.Popen(["sh", "-c", 'LISTEN_PID=$$ exec "$@"', "sh"] + args,
+                                    env=dict(d.env, LISTEN_FDS="1"), stdout=subprocess.DEVNULL,
+                                    stderr=open(d.err, "a"), preexec_fn=child, pass_fds=(fd,))
+        d.proc = start()
+        t.check(wait_until(lambda: status(d).get("ok"), LONG), "berthd serves the passed socket")
+        s = Steps(d)
+        s.start("holder", code=6)
+        t.check(s.running("holder"), "the holder's step runs")
+        d.proc.kill()
+        d.proc.wait()
+        RESTARTS[0] += 1
+        d.proc = start()
+        t.check(reclaimed(d, "holder"), "reclaimed through the kept socket", d.stderr())
+        time.sleep(2)
+        s.start("intruder")
+        t.check(wait_until(lambda: queue_labels(d) == ["intruder"], LONG), "every core is still held")
+        s.release("holder")
+        t.check(s.finish("holder") == 6, "berth run returns the step's status (6)")
+        t.check(s.running("intruder"), "the waiter is granted after")
+        s.release("intruder")
+        s.finish("intruder")
+        no_double_grant(s, "a restart through the kept socket")
+    finally:
+        if s:
+            s.kill_all()
+        lsock.close()
+        d.cleanup()
+
+
+def test_never_back():
+    """berthd does not come back in time: berth run returns the step's
+    status and says once that the release could not be recorded; started
+    later, berthd frees the lease of the gone holder at once."""
+    d = local_daemon().start()
+    s = Steps(d)
+    try:
+        s.start("holder", code=9, env={"BERTH_RECONNECT_S": "1"})
+        t.check(s.running("holder"), "the holder's step runs")
+        d.kill9()
+        RESTARTS[0] += 1
+        s.release("holder")
+        rc = s.finish("holder")
+        err = s.stderr("holder")
+        t.check(rc == 9, "berth run returns the step's status (9) with berthd gone", str(rc))
+        t.check(err.count("could not be recorded") == 1 and err.count("\n") == 1,
+                "and says once, on one line, that the release could not be recorded", err)
+        d.start(wait_s=LONG)
+        t.check(wait_until(lambda: not leases(d), LONG), "a later berthd frees the gone holder's lease",
+                str(status(d)["leases"]))
+        no_double_grant(s, "berthd gone")
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
+def test_freed_meanwhile():
+    """The lease is released by someone else while its holder is away (a
+    restored lease may be released by id by anyone): the holder's reclaim
+    finds it gone; berth run still returns the step's status and says once
+    that the lease was freed while berthd was away."""
+    d = local_daemon(("--reclaim-grace", "60")).start()
+    s = Steps(d)
+    try:
+        p = s.start("holder", code=2)
+        t.check(s.running("holder"), "the holder's step runs")
+        os.kill(p.pid, signal.SIGSTOP)
+        restart(d)
+        lease = leases(d)["holder"]["lease"]
+        c = d.client()
+        t.check(c.request("release", lease=lease).get("ok"), "another client releases the restored lease by id")
+        c.close()
+        os.kill(p.pid, signal.SIGCONT)
+        s.release("holder")
+        rc = s.finish("holder")
+        err = s.stderr("holder")
+        t.check(rc == 2, "berth run returns the step's status (2)", str(rc))
+        t.check(err.count("freed while berthd was away") == 1 and err.count("\n") == 1,
+                "and says once that its lease was freed while berthd was away", err)
+        no_double_grant(s, "a lease freed while its holder was away")
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
+def test_reply_lost():
+    """A grant journaled whose reply the crash swallowed: the acquire sent
+    again by the same process under the same id, with resume, is answered
+    with that lease, not a second one; another id is a new request."""
+    d = local_daemon(("--reclaim-grace", "60")).start()
+    try:
+        ncores = cores_of(d)
+        c = d.client()
+        first = c.request("acquire", id=123456789, cores=ncores, label="lost-reply")
+        t.check(first.get("ok"), "every core granted", str(first)[:200])
+        restart(d)
+        c.close()
+        again = d.client()
+        r = again.request("acquire", id=123456789, cores=ncores, label="lost-reply", resume=True)
+        t.check(r.get("ok") and r.get("lease") == first["lease"] and r["placement"] == first["placement"],
+                "the same request sent again gets the lease granted to it", str(r)[:300])
+        t.check(leases(d)["lost-reply"]["holder"] == "connection", "bound to the new connection")
+        other = again.request("acquire", id=123456790, cores=ncores, resume=True, wait=False)
+        t.check(other.get("error", {}).get("code") == "busy", "another id is a new request (nothing free)",
+                str(other)[:200])
+        again.close()
+        t.check(wait_until(lambda: not leases(d), LONG), "the lease ends with its new connection")
+    finally:
+        d.cleanup()
+
+
+def can_unshare():
+    u = shutil.which("unshare")
+    return u and subprocess.run([u, "--pid", "--fork", "--mount-proc", "true"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def test_unwatchable():
+    """A holder berthd cannot watch (berthd in a pid namespace of its own,
+    where the client's pid is not visible): the grace applies, and status
+    says so (text and JSON)."""
+    if not can_unshare():
+        print("skipped: test_unwatchable needs unshare --pid (root or user namespaces)")
+        return
+    d = local_daemon(("--reclaim-grace", "60"))
+    d.wrapper = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
+    d.start(wait_s=LONG)
+    s = Steps(d)
+    try:
+        s.start("holder", env={"BERTH_RECONNECT_S": "0"})
+        t.check(s.running("holder"), "the holder's step runs")
+        t.check(leases(d)["holder"]["peer_pid"] == 0, "berthd sees no pid for a peer outside its namespace",
+                str(leases(d)))
+        os.kill(s.runs["holder"].pid, signal.SIGSTOP)   # it must not reclaim
+        d.kill9()
+        RESTARTS[0] += 1
+        # berthd dies with the namespace's first process, maybe a moment after unshare
+        t.check(wait_until(lambda: not connectable(d.sock), LONG), "the old berthd is gone")
+        d.start(wait_s=LONG)
+        lease = leases(d).get("holder", {})
+        t.check(lease.get("holder") == "orphaned" and lease.get("holder_watched") is False
+                and lease.get("reclaim_by", 0) > time.time(),
+                "status --json: orphaned, holder_watched false, reclaim_by ahead", str(lease))
+        out = subprocess.run([BERTH, "status"], env=plain_env({"BERTH_SOCKET": d.sock}),
+                             capture_output=True, text=True).stdout
+        t.check("cannot be watched" in out and "unless reclaimed" in out,
+                "berth status says the holder cannot be watched and when it is freed", out)
+        os.kill(s.runs["holder"].pid, signal.SIGCONT)
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
+def test_detached():
+    """berth acquire's detached leases are unaffected by a restart: a ttl
+    one and an owner-pid one stay; the owner's exit still ends its lease."""
+    d = local_daemon().start()
+    owner = subprocess.Popen(["sleep", "600"])
+    try:
+        env = plain_env({"BERTH_SOCKET": d.sock})
+
+        def acquire(*args):
+            r = subprocess.run([BERTH, "acquire", "--cores", "1", "--json"] + list(args), env=env,
+                               capture_output=True, text=True)
+            return json.loads(r.stdout)["lease"] if r.returncode == 0 else r.stderr
+        ttl = acquire("--label", "ttl", "--ttl", "600")
+        own = acquire("--label", "owned", "--owner-pid", str(owner.pid))
+        t.check(ttl.startswith("L") and own.startswith("L"), "two detached leases", ttl + own)
+        restart(d)
+        time.sleep(2)                   # past the grace
+        ls = leases(d)
+        t.check(ls.get("ttl", {}).get("holder") == "detached" and ls.get("owned", {}).get("holder") == "detached",
+                "both outlive the restart, still detached", str(ls))
+        owner.kill()
+        owner.wait()
+        t.check(wait_until(lambda: "owned" not in leases(d), LONG), "the owner's exit ends its lease")
+        r = subprocess.run([BERTH, "release", ttl], env=env, capture_output=True, text=True)
+        t.check(r.returncode == 0 and not leases(d), "the ttl lease is released by id", r.stderr)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+        d.cleanup()
+
+
+def main():
+    if not BERTH or not os.access(BERTH, os.X_OK):
+        print("BERTH is not set to the built berth")
+        sys.exit(2)
+    t.run_each((test_step_runs, test_request_waits, test_release_in_flight, test_twice, test_kept_socket,
+                test_never_back, test_freed_meanwhile, test_reply_lost, test_unwatchable, test_detached))
+    print(f"info: {RESTARTS[0]} restarts (kill -9), {GRANTS[0]} grants checked against the steps' own records, "
+          f"0 double grants allowed", flush=True)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
