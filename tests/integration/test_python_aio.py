@@ -133,15 +133,27 @@ async def run_like_subprocess(d):
         except subprocess.CalledProcessError as ex:
             e = ex
         t.check(e is not None and e.returncode == 3, "check=True: CalledProcessError", repr(e))
+        pidfile = os.path.join(d.dir, "step.pid")
         task = asyncio.ensure_future(lease.run([sys.executable, "-c",
-                                                "import time; time.sleep(60)"]))
-        await asyncio.sleep(0.3)
+                                                "import os, time; open(%r, 'w').write("
+                                                "str(os.getpid())); time.sleep(60)" % pidfile]))
+        await poll(lambda: os.path.exists(pidfile) and os.path.getsize(pidfile) > 0)
+        with open(pidfile) as f:
+            pid = int(f.read())
         task.cancel()
         try:
             await task
         except asyncio.CancelledError:
             pass
-        t.check(task.cancelled(), "cancelling a running step's task kills it")
+
+        def gone():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    return f.read().split(") ")[1].split()[0] == "Z"
+            except OSError:
+                return True
+        t.check(task.cancelled() and await poll(gone),
+                "cancelling a running step's task kills the step", str(pid))
     await c.close()
 
 
