@@ -77,7 +77,7 @@ def test_package():
 
 
 def test_default_path():
-    """The default socket, by the rule of daemon/sockdir.c and libberth."""
+    """The default socket, by the rule of protocol/socket_path.c and libberth."""
     uid = os.getuid()
     p = berth.default_socket_path
     t.check(p({"XDG_RUNTIME_DIR": "/run/user/7", "SLURM_JOB_ID": "99"}, uid)

@@ -43,7 +43,7 @@ def first_id() -> int:
 
 def default_socket_path(environ: Mapping[str, str], uid: int) -> str:
     """The socket berthd takes when given no --socket, as the CLI and
-    libberth find it (daemon/sockdir.c): the job is $SLURM_JOB_ID, else
+    libberth find it (protocol/socket_path.c): the job is $SLURM_JOB_ID, else
     $PBS_JOBID, else "local" (also for a job id holding a '/');
     $XDG_RUNTIME_DIR/berth/JOB.sock when that is an absolute path, else
     /tmp/berth-UID/JOB.sock."""
