@@ -402,7 +402,8 @@ static void write_cb (struct bufferevent *bev, void *arg)
         bufferevent_disable (bev, EV_WRITE);
     if (c->state == CONN_CLOSING && left == 0)
         conn_linger (c);
-    else if (c->paused && c->state != CONN_DEAD && left <= CONN_OUTPUT_PAUSE / 2)
+    else if (c->paused && c->state != CONN_DEAD
+             && left <= CONN_OUTPUT_PAUSE / 2)
         conn_unpause (c);
 }
 
