@@ -47,10 +47,37 @@ struct ledger {
     int *resv, nresv;          /* reserved nodes */
 };
 
-/* ledger_bitset.c: node sets, the free-count buckets' node indices. */
-void ns_add (struct nodeset *s, int i);
-void ns_del (struct nodeset *s, int i);
-int ns_next (const struct ledger *l, const struct nodeset *s, int from);
+/* Node sets, the free-count buckets' node indices (static for the reason
+ * ledger_bitset.h gives). */
+static BITS_FN void ns_add (struct nodeset *s, int i)
+{
+    s->w[i >> 6] |= bit (i);
+    s->sum[i >> 12] |= bit (i >> 6);
+    s->count++;
+}
+
+static BITS_FN void ns_del (struct nodeset *s, int i)
+{
+    if (!(s->w[i >> 6] &= ~bit (i)))
+        s->sum[i >> 12] &= ~bit (i >> 6);
+    s->count--;
+}
+
+static BITS_FN int ns_next (const struct ledger *l, const struct nodeset *s,
+                            int from)
+{
+    int wi = from >> 6;
+    if (wi >= l->nw)
+        return -1;
+    uint64_t v = s->w[wi] & (~0ULL << (from & 63));
+    if (v)
+        return wi * 64 + __builtin_ctzll (v);
+    int next = wi + 1;     /* next non-empty word, from the summary */
+    wi = bits_next (s->sum, l->nsw, next, false);
+    if (wi >= l->nw)
+        return -1;
+    return wi * 64 + __builtin_ctzll (s->w[wi]);
+}
 
 /* What one node of a placement must hold. */
 struct demand {
