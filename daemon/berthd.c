@@ -20,9 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocation_discover.h"
 #include "berth_config.h"
 #include "berthd.h"
 #include "launcher_probe.h"
+#include "machine_select.h"
 #include "sockdir.h"
 #include "socket_path.h"
 

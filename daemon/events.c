@@ -16,6 +16,7 @@
 
 #include <event2/buffer.h>
 
+#include "allocation_json.h"
 #include "berthd.h"
 
 static int open_log (struct berthd *d, berth_error_t *err)

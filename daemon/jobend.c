@@ -7,6 +7,7 @@
 #include <syslog.h>
 
 #include "berthd.h"
+#include "deadline_query.h"
 
 #define JOBEND_QUERY_TIMEOUT 10.0   /* seconds */
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "allocation_json.h"
 #include "berth_config.h"
 #include "berthd.h"
 #include "idset.h"
