@@ -254,20 +254,6 @@ int ledger_lease_name (uint64_t id, char *buf, size_t size)
 
 /* ---- leases ---- */
 
-struct ledger_lease *lg_lease_new (int nnodes, int cores, int gpus)
-{
-    size_t size = sizeof (struct ledger_lease)
-                  + (size_t) nnodes * sizeof (struct ledger_lease_node)
-                  + (size_t) (cores + gpus) * sizeof (int);
-    struct ledger_lease *ls = calloc (1, size);
-    if (!ls)
-        return NULL;
-    ls->nodes = (struct ledger_lease_node *) (ls + 1);
-    ls->nnodes = nnodes;
-    ls->est_end = -1;
-    return ls;
-}
-
 /* Take what the lease's node entries name; cannot fail. */
 void lg_take (struct ledger *l, struct ledger_lease *ls)
 {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "idmap.h"
 #include "ledger.h"
@@ -107,9 +108,25 @@ static inline int *lease_ids (struct ledger_lease *ls)
     return (int *) (ls->nodes + ls->nnodes);
 }
 
-/* ledger.c: a lease record with room for its ids, and taking what it names
- * from the free sets (cannot fail). */
-struct ledger_lease *lg_lease_new (int nnodes, int cores, int gpus);
+/* A lease record with room for its ids (inline: placing one step calls it
+ * once, and a call across files showed in bench_ledger's one-node pair). */
+static inline struct ledger_lease *lg_lease_new (int nnodes, int cores,
+                                                 int gpus)
+{
+    size_t size = sizeof (struct ledger_lease)
+                  + (size_t) nnodes * sizeof (struct ledger_lease_node)
+                  + (size_t) (cores + gpus) * sizeof (int);
+    struct ledger_lease *ls = calloc (1, size);
+    if (!ls)
+        return NULL;
+    ls->nodes = (struct ledger_lease_node *) (ls + 1);
+    ls->nnodes = nnodes;
+    ls->est_end = -1;
+    return ls;
+}
+
+/* ledger.c: take what a lease's node entries name from the free sets
+ * (cannot fail). */
 void lg_take (struct ledger *l, struct ledger_lease *ls);
 
 /* ledger_place.c: a placement for sh, or NULL (*oom set when memory ran
