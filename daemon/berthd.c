@@ -528,6 +528,7 @@ static void teardown (struct berthd *d)
         idmap_each (d->leases, free_lease, d);
         idmap_destroy (d->leases);
     }
+    jobend_close (d);
     events_close (d);
     journal_close (d);
     waitqueue_destroy (d->queue);

@@ -727,6 +727,9 @@ void handle_acquire (struct conn *c, struct proto_request *req)
                          "shutting down; no new leases");
         return;
     }
+    /* a stated duration is checked against the job's end: wait for it */
+    if (a->duration >= 0 && jobend_wait (c))
+        return;
     if (!a->detach && c->nleases >= d->cfg.max_leases_per_conn) {
         conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some or detach them",

@@ -355,7 +355,8 @@ static void conn_process (struct conn *c)
 static void conn_process_lines (struct conn *c)
 {
     struct evbuffer *in = c->in;
-    while (c->state == CONN_OPEN && !c->pending && !c->d->stopping) {
+    while (c->state == CONN_OPEN && !c->pending && !c->awaits_end
+           && !c->d->stopping) {
         size_t eol_len = 0;
         if (output_in_memory (c) >= CONN_OUTPUT_PAUSE) {
             if (!c->paused)
@@ -387,6 +388,8 @@ static void conn_process_lines (struct conn *c)
             return;
         }
         dispatch_line (c, line, (size_t) p.pos);
+        if (c->awaits_end)
+            return;           /* kept: served again once the end is known */
         evbuffer_drain (in, whole);
     }
 }
