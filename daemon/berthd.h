@@ -139,6 +139,16 @@ struct berthd {
     struct jobend_query *job_end_query;   /* while JOBEND_ASKING */
 };
 
+/* A connection's life, in order; it only moves forward (server.c), and
+ * any state may end in CONN_DEAD. */
+enum conn_state {
+    CONN_OPEN,                    /* requests read and served */
+    CONN_CLOSING,                 /* read no more; linger once written */
+    CONN_LINGERING,               /* written and shut for writing: discard
+                                     input until the peer closes */
+    CONN_DEAD,                    /* to be freed from the deferred event */
+};
+
 /* One client connection. */
 struct conn {
     struct berthd *d;
@@ -152,18 +162,18 @@ struct conn {
     uint64_t start;               /* the peer's start time (pidstart.h), read
                                      at its first grant; 0: unknown */
     bool start_read;
-    bool dead;                    /* to be freed from the deferred event */
-    bool closing;                 /* read no more; free once written */
-    bool processing;              /* conn_process is reading its lines */
-    bool lingering;               /* written and shut for writing: discard
-                                     input until the peer closes */
-    bool watching;
-    bool eof;                     /* the client sends no more (half-closed) */
+    enum conn_state state;        /* where it is on its way to being freed */
+    bool eof;                     /* the client sends no more (half-closed);
+                                     stays set while it closes, for hup_cb and
+                                     d->nhalfclosed */
     bool awaits_end;              /* its next request needs the job's end,
                                      being asked: it stays unread until then
                                      (jobend.c) and is served again */
     bool paused;                  /* unread output over CONN_OUTPUT_PAUSE:
-                                     its requests wait unread */
+                                     its requests wait unread (in any state) */
+    bool processing;              /* conn_process is reading its lines (a
+                                     guard against re-entry, not a state) */
+    bool watching;                /* subscribed to events (dispatch.c) */
     struct event *stall_ev;       /* closes it if it stays paused */
     size_t stall_mark;            /* unsent bytes when last checked */
     size_t history_left;          /* bytes of the events log queued for it
