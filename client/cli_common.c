@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "machine_select.h"
 #include "text.h"
 
 bool machine_args_option (struct machine_args *a, int c, const char *arg)

@@ -6,6 +6,7 @@
 #include "cli_daemon.h"
 #include "commands.h"
 #include "libberth_private.h"
+#include "text.h"
 
 berth_client_t *cli_connect (const char *cmd, const char *socket)
 {
@@ -81,18 +82,10 @@ int cli_daemon_fail (const char *cmd, const berth_client_error_t *err)
 
 void cli_shell_word (FILE *f, const char *text)
 {
-    if (*text && strspn (text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                               "0123456789,._-+:/=@%") == strlen (text)) {
-        fputs (text, f);
-        return;
-    }
-    fputc ('\'', f);
-    for (const char *p = text; *p; p++)
-        if (*p == '\'')
-            fputs ("'\\''", f);
-        else
-            fputc (*p, f);
-    fputc ('\'', f);
+    struct text_buf b = { 0 };
+    text_buf_shell_word (&b, text, false);
+    fputs (b.bad ? "''" : b.s, f);
+    free (b.s);
 }
 
 void cli_lease_warning (const char *cmd, const berth_lease_t *l)

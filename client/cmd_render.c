@@ -11,6 +11,7 @@
 #include "idset.h"
 #include "launch_fit.h"
 #include "launcher.h"
+#include "launcher_detect.h"
 #include "machine.h"
 #include "placement.h"
 #include "render.h"

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "machine.h"
 #include "resolve.h"
+#include "resolve_view.h"
 #include "targets.h"
 #include "wallclock.h"
 

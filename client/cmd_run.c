@@ -20,6 +20,7 @@
 
 #include "affinity.h"
 #include "cli_daemon.h"
+#include "clock.h"
 #include "commands.h"
 #include "idset.h"
 #include "local_launch.h"
@@ -303,11 +304,9 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
     return WEXITSTATUS (status);
 }
 
-static long ms_since (const struct timespec *t0)
+static long ms_since (double t0)
 {
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
+    return (long) ((now_mono () - t0) * 1000);
 }
 
 /* srun can return before Slurm has freed the step: each node's slurmstepd
@@ -388,8 +387,7 @@ int cmd_run (int argc, char **argv)
         return rc;
     }
 
-    struct timespec granted;
-    clock_gettime (CLOCK_MONOTONIC, &granted);
+    double granted = now_mono ();
     cli_lease_warning ("run", l);
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
@@ -413,7 +411,7 @@ int cmd_run (int argc, char **argv)
             describe (l, step_argv, asked, a.gpus);
         rc = run_step (step_argv, bind ? &cpus : NULL, c);
     }
-    long step_ms = ms_since (&granted), settle_ms = 0;
+    long step_ms = ms_since (granted), settle_ms = 0;
     if (!bind && step_argv)   /* none when berthd rendered no launch */
         settle_ms = srun_settle (step_argv, berth_lease_nnodes (l));
     free (wrapped);
@@ -433,7 +431,7 @@ int cmd_run (int argc, char **argv)
      * wait for the launcher's scheduler to free it, the release */
     if (a.verbose)
         fprintf (stderr, "berth run: lease %s held %ld ms: step %ld ms, settle %ld ms, "
-                 "status %d\n", berth_lease_id (l), ms_since (&granted), step_ms,
+                 "status %d\n", berth_lease_id (l), ms_since (granted), step_ms,
                  settle_ms, rc);
     berth_lease_free (l);
     berth_close (c);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "clock.h"
 #include "cli_daemon.h"
 #include "commands.h"
 #include "status_view.h"
@@ -175,20 +176,6 @@ static void catch_signals (void)
     sigaction (SIGTERM, &sa, NULL);
     sigaction (SIGHUP, &sa, NULL);
     sigaction (SIGWINCH, &sa, NULL);
-}
-
-static double now_mono (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double now_wall (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* One screen: the status, the watch's figures; on a terminal cut to its

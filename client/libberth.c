@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "libberth_private.h"
 #include "reply_fast.h"
 #include "socket_path.h"
@@ -243,13 +244,6 @@ const char *berth_socket_path (const berth_client_t *c)
 
 /* ---- lines ------------------------------------------------------------- */
 
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int send_all (berth_client_t *c, const char *data, size_t len,
                      berth_client_error_t *err)
 {
@@ -323,15 +317,15 @@ static int wait_line (berth_client_t *c, double deadline, size_t *len,
             c->cap = cap;
         }
         /* first poll without sleeping for a while (spin_seconds) */
-        double spin_end = now () + c->spin;
+        double spin_end = now_mono () + c->spin;
         if (deadline >= 0 && deadline < spin_end)
             spin_end = deadline;
         ssize_t n;
         do
             n = recv (c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
-        while (n < 0 && errno == EAGAIN && now () < spin_end);
+        while (n < 0 && errno == EAGAIN && now_mono () < spin_end);
         if (n < 0 && errno == EAGAIN && deadline >= 0) {
-            double left = deadline - now ();
+            double left = deadline - now_mono ();
             if (left <= 0)
                 return 0;
             struct pollfd p = { .fd = c->fd, .events = POLLIN };
@@ -590,7 +584,7 @@ static int take_back (berth_client_t *c, double deadline, berth_client_error_t *
  * c->reconnect seconds from now, and take back what this handle held. */
 static int reconnect (berth_client_t *c, berth_client_error_t *err)
 {
-    double deadline = now () + c->reconnect, wait = 0.05;
+    double deadline = now_mono () + c->reconnect, wait = 0.05;
     for (int round = 0;; round++) {
         if (c->fd >= 0)
             close (c->fd);
@@ -606,11 +600,11 @@ static int reconnect (berth_client_t *c, berth_client_error_t *err)
             if (errno != ENOENT)
                 missing = -1;
             else if (missing < 0)
-                missing = now ();
-            else if (now () - missing >= GONE_SOCKET_S)
+                missing = now_mono ();
+            else if (now_mono () - missing >= GONE_SOCKET_S)
                 return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s has stopped "
                                       "(it removed its socket)", c->path);
-            double left = deadline - now ();
+            double left = deadline - now_mono ();
             if (left <= 0)
                 return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s went away "
                                       "and did not come back within %g s "
@@ -624,7 +618,7 @@ static int reconnect (berth_client_t *c, berth_client_error_t *err)
             return 0;
         /* gone again while taking back: start over, within the same time */
         if (strcmp (e.code, BERTH_ERR_CLOSED) != 0 || round >= MAX_RESENDS
-            || now () >= deadline) {
+            || now_mono () >= deadline) {
             if (err)
                 *err = e;
             return -1;
@@ -937,7 +931,7 @@ int berth_next_event (berth_client_t *c, double timeout, berth_event_t **ev,
     if (!c->watching)
         return client_errorf (err, BERTH_ERR_USAGE,
                               "berth_next_event: call berth_watch first");
-    double deadline = timeout < 0 ? -1 : now () + timeout;
+    double deadline = timeout < 0 ? -1 : now_mono () + timeout;
     for (;;) {
         json_t *msg;
         if (json_array_size (c->events) > 0) {
@@ -964,7 +958,7 @@ int berth_next_event (berth_client_t *c, double timeout, berth_event_t **ev,
 /* Wait until berthd has closed this connection and removed its socket. */
 static int wait_gone (berth_client_t *c, double wait, berth_client_error_t *err)
 {
-    double deadline = now () + wait;
+    double deadline = now_mono () + wait;
     bool closed = false;
     struct stat st;
     while (!closed) {
@@ -985,7 +979,7 @@ static int wait_gone (berth_client_t *c, double wait, berth_client_error_t *err)
                                   "--force)", c->path, wait);
     }
     while (lstat (c->path, &st) == 0) {
-        if (now () >= deadline)
+        if (now_mono () >= deadline)
             return client_errorf (err, BERTH_ERR_TIMEOUT,
                                   "berthd closed the connection but its socket %s is "
                                   "still there after %g s", c->path, wait);

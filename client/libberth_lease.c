@@ -4,81 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "idset.h"
 #include "libberth_private.h"
 
 /* ---- the BERTH_* variables --------------------------------------------- */
 
-static int env_add (struct proto_lease *l, const char *name, const char *value)
-{
-    struct env_set_item *v = realloc (l->env, (size_t) (l->nenv + 1) * sizeof (*v));
-    if (!v)
-        return -1;
-    l->env = v;
-    v[l->nenv].name = strdup (name);
-    v[l->nenv].value = strdup (value);
-    if (!v[l->nenv].name || !v[l->nenv].value) {
-        free (v[l->nenv].name);
-        free (v[l->nenv].value);
-        return -1;
-    }
-    l->nenv++;
-    return 0;
-}
-
-/* Join node names with commas; NULL when out of memory. */
-static char *join_nodes (const struct placement *p)
-{
-    size_t n = 1;
-    for (int i = 0; i < p->nnodes; i++)
-        n += strlen (p->nodes[i].name) + 1;
-    char *s = malloc (n), *w = s;
-    for (int i = 0; s && i < p->nnodes; i++)
-        w += sprintf (w, "%s%s", i ? "," : "", p->nodes[i].name);
-    if (s)
-        *w = '\0';
-    return s;
-}
-
-static char *join_ids (const int *ids, int n)
-{
-    char *s = malloc ((size_t) n * 12 + 1), *w = s;
-    for (int i = 0; s && i < n; i++)
-        w += sprintf (w, "%s%d", i ? "," : "", ids[i]);
-    if (s)
-        *w = '\0';
-    return s;
-}
-
 /* 50-daemon.md "Clients": the same figures berthd sends with "env". */
 int lease_derive_env (struct proto_lease *l, berth_error_t *err)
 {
-    const struct placement *p = &l->placement;
-    char mem[32] = "", *cores = NULL;
-    char *nodes = join_nodes (p);
-    char *gpus = join_ids (p->gpu_ids, p->ngpu_ids);
-    if (p->nnodes > 0) {
-        const struct placement_node *n0 = &p->nodes[0];
-        int len = idset_format (n0->cores, n0->ncores, NULL, 0);
-        if (len >= 0 && (cores = malloc ((size_t) len + 1)))
-            idset_format (n0->cores, n0->ncores, cores, (size_t) len + 1);
-    }
-    if (l->memory_cap >= 0)
-        snprintf (mem, sizeof (mem), "%lld", (long long) l->memory_cap);
-    else if (l->budget_mb >= 0)
-        snprintf (mem, sizeof (mem), "%lld", (long long) l->budget_mb);
-    int rc = nodes && gpus && (cores || p->nnodes == 0) ? 0 : -1;
-    if (rc == 0)
-        rc = env_add (l, "BERTH_LEASE", l->id) | env_add (l, "BERTH_NODES", nodes)
-             | env_add (l, "BERTH_CORES", cores ? cores : "")
-             | env_add (l, "BERTH_GPUS", gpus);
-    /* left out when the machine has no memory figure, as berthd does */
-    if (rc == 0 && mem[0])
-        rc = env_add (l, "BERTH_MEMORY_MB", mem);
-    free (nodes);
-    free (gpus);
-    free (cores);
-    return rc < 0 ? errprintf_code (err, BERTH_ERR_SYSTEM, "out of memory") : 0;
+    long long mem = l->memory_cap >= 0 ? (long long) l->memory_cap
+                  : l->budget_mb >= 0 ? (long long) l->budget_mb : -1;
+    if (render_lease_env (&l->placement, l->id, mem, NULL, &l->env, &l->nenv) < 0)
+        return errprintf_code (err, BERTH_ERR_SYSTEM, "out of memory");
+    return 0;
 }
 
 /* ---- leases ------------------------------------------------------------ */

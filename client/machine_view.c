@@ -4,9 +4,13 @@
 #include <strings.h>
 
 #include "allocation.h"
+#include "allocation_discover.h"
+#include "allocation_json.h"
 #include "launcher.h"
+#include "launcher_detect.h"
 #include "machine_view.h"
 #include "targets.h"
+#include "targets_view.h"
 
 /* GPUs per node a compiler's section gives (its own, else [parallel]'s), or
  * JSON null when the text is not a number. */

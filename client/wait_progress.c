@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "berth/berth.h"
+#include "clock.h"
 #include "wait_progress.h"
 #include "wallclock.h"
 
@@ -78,13 +79,6 @@ void wait_progress_line (const json_t *entry, int nqueued, int asked_cores,
               why && *why ? why : "not tried yet", eta);
 }
 
-static double wall_now (void)
-{
-    struct timespec t;
-    clock_gettime (CLOCK_REALTIME, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* What fits the terminal's line after "berth run: " (80 columns unless it
  * says). */
 static int width (void)
@@ -129,7 +123,7 @@ static void watch (const char *socket, pid_t run, int asked_cores, int asked_gpu
              * elsewhere a line is written when the place, the reason or the
              * expected start (by 5 s or more) changed, not as seconds pass. */
             const json_t *start = json_object_get (e, "start_in_s");
-            double at = json_is_number (start) ? wall_now () + json_number_value (start)
+            double at = json_is_number (start) ? now_wall () + json_number_value (start)
                                                : -1;
             snprintf (key, sizeof (key), "%lld/%d %d %s",
                       (long long) json_integer_value (json_object_get (e, "position")),

@@ -19,11 +19,9 @@ struct config;
 struct config *config_create (void);
 void config_destroy (struct config *cfg);
 
-/* Parse an INI file and layer it over what is already loaded. On a syntax
- * error nothing is changed and err names the file and line. */
-int config_load_file (struct config *cfg, const char *path, berth_error_t *err);
-
-/* The same for text already in memory; `name` is used in messages. */
+/* Parse INI text and layer it over what is already loaded; `name` (a file
+ * name) is used in messages. On a syntax error nothing is changed and err
+ * names the file and line. Reading a file: sys/config_file.h. */
 int config_load_string (struct config *cfg, const char *name, const char *text,
                         berth_error_t *err);
 

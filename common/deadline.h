@@ -1,6 +1,6 @@
 /* When the allocation ends, and whether a step that states how long it runs
  * can finish before then. The scheduler's own words are parsed here (pure);
- * deadline_query.c asks for them. */
+ * sys/deadline_query.c asks for them. */
 #ifndef BERTH_DEADLINE_H
 #define BERTH_DEADLINE_H
 
@@ -37,24 +37,12 @@ int deadline_parse_qstat (const char *text, double *end, berth_error_t *err);
 int deadline_check (double now, double end, double duration, const char *label,
                     char *msg, size_t size);
 
-/* ---- deadline_query.c: the edges ---- */
-
 /* Where the end was learnt, for status: "SLURM_JOB_END_TIME", "squeue",
  * "qstat". */
 struct deadline_source {
     char name[32];
 };
 
-/* The end time the environment states (envp NULL: environ), without asking
- * anyone. Returns 1 with *end set, 0 when it states none. */
-int deadline_from_env (char *const *envp, double *end,
-                       struct deadline_source *src);
-
-/* Ask the scheduler once: `squeue -h -j JOB -o %e` (Slurm) or `qstat -f JOB`
- * (PBS), with envp's PATH (NULL: environ), for at most timeout_s seconds.
- * Other systems have no end: an error. */
-int deadline_query (enum berth_system system, const char *job_id,
-                    char *const *envp, double timeout_s, double *end,
-                    struct deadline_source *src, berth_error_t *err);
+/* Learning the end (the environment, the scheduler): sys/deadline_query.h. */
 
 #endif

@@ -1,24 +1,13 @@
-/* What the installed launcher can do: parsed from version text (pure) or
- * detected by running the launcher once per process (the I/O edge). */
+/* What the installed launcher can do, parsed from version text and
+ * --launcher-version values. Running the launcher to learn it is
+ * sys/launcher_detect.c. */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "launcher.h"
-#include "run_command.h"
-
-extern char **environ;
-
-#define PROBE_TIMEOUT_MS 5000
 
 const char *placement_support_name (enum placement_support s)
 {
@@ -43,7 +32,7 @@ const char *mpi_flavour_name (enum mpi_flavour f)
     }
 }
 
-static void caps_none (struct launcher_caps *caps, const char *desc)
+void launcher_caps_none (struct launcher_caps *caps, const char *desc)
 {
     memset (caps, 0, sizeof (*caps));
     caps->placement = PLACEMENT_NONE;
@@ -56,10 +45,10 @@ void launcher_caps_from_slurm (int major, int minor, int micro,
                                struct launcher_caps *caps)
 {
     if (major < 0 || minor < 0) {
-        caps_none (caps, "no usable srun");
+        launcher_caps_none (caps, "no usable srun");
         return;
     }
-    caps_none (caps, "");
+    launcher_caps_none (caps, "");
     caps->slurm_major = major;
     caps->slurm_minor = minor;
     caps->slurm_micro = micro;
@@ -185,14 +174,14 @@ int launcher_caps_parse (const char *spec, enum berth_system system,
     else if (strcmp (spec, "pals") == 0) {
         if (system != BERTH_SYSTEM_PBS && system != BERTH_SYSTEM_LOGIN)
             goto misfit;
-        caps_none (&c, "pals");
+        launcher_caps_none (&c, "pals");
         c.pals = true;
         c.placement = PLACEMENT_CPU_BINDING;
     }
     else if (strcmp (spec, "taskset") == 0) {
         if (system != BERTH_SYSTEM_SINGLE_NODE && system != BERTH_SYSTEM_LOGIN)
             goto misfit;
-        caps_none (&c, "taskset");
+        launcher_caps_none (&c, "taskset");
         c.taskset = true;
         c.placement = PLACEMENT_CPU_BINDING;
     }
@@ -200,13 +189,13 @@ int launcher_caps_parse (const char *spec, enum berth_system system,
         if (system != BERTH_SYSTEM_SINGLE_NODE && system != BERTH_SYSTEM_LOGIN)
             goto misfit;
         bool ompi = spec[0] == 'o';
-        caps_none (&c, ompi ? "taskset, openmpi" : "taskset, mpich");
+        launcher_caps_none (&c, ompi ? "taskset, openmpi" : "taskset, mpich");
         c.taskset = true;
         c.mpi = ompi ? MPI_OPENMPI : MPI_MPICH;
         c.placement = PLACEMENT_CPU_BINDING;
     }
     else if (strcmp (spec, "none") == 0)
-        caps_none (&c, system == BERTH_SYSTEM_SLURM ? "no srun" : "none");
+        launcher_caps_none (&c, system == BERTH_SYSTEM_SLURM ? "no srun" : "none");
     else
         return errprintf_code (err, "launcher",
                                "launcher version \"%s\" is not known; for a %s machine "
@@ -222,137 +211,4 @@ misfit:
     return errprintf_code (err, "launcher",
                            "launcher version \"%s\" does not fit a %s machine; give %s",
                            spec, sys, fits);
-}
-
-/* `<exe> --version` through run_command (no shell, killed after the
- * timeout); stdout then stderr in out. -1 when it did not run or exit 0. */
-static int probe_version (const char *exe, char *out, size_t size)
-{
-    const char *argv[] = { exe, "--version", NULL };
-    struct run_output res;
-    out[0] = '\0';
-    if (run_command (argv, NULL, PROBE_TIMEOUT_MS / 1000.0, &res, NULL, NULL) < 0)
-        return -1;
-    snprintf (out, size, "%s%s", res.out, res.err);
-    run_output_free (&res);
-    return 0;
-}
-
-static bool on_path (const char *prog)
-{
-    const char *path = getenv ("PATH");
-    if (!path || !*path)
-        return false;
-    char *copy = strdup (path), *save = NULL;
-    bool found = false;
-    for (char *dir = copy ? strtok_r (copy, ":", &save) : NULL; dir && !found;
-         dir = strtok_r (NULL, ":", &save)) {
-        char full[4096];
-        if (snprintf (full, sizeof (full), "%s/%s", dir, prog) < (int)sizeof (full))
-            found = access (full, X_OK) == 0;
-    }
-    free (copy);
-    return found;
-}
-
-static void detect_slurm (struct launcher_caps *caps)
-{
-    char out[1024];
-    int a, b, c;
-    if (probe_version ("srun", out, sizeof (out)) < 0) {
-        caps_none (caps, "no usable srun");
-        return;
-    }
-    if (launcher_parse_srun_version (out, &a, &b, &c) < 0) {
-        caps_none (caps, "srun version unparsable");
-        return;
-    }
-    launcher_caps_from_slurm (a, b, c, caps);
-}
-
-/* `<first word of exe> --version`, as probe_version; -1 when exe has none. */
-static int probe_launcher (const char *exe, char *out, size_t size)
-{
-    char word[256];
-    size_t n = exe ? strcspn (exe, " ") : 0;
-    out[0] = '\0';
-    if (n == 0 || n >= sizeof (word))
-        return -1;
-    memcpy (word, exe, n);
-    word[n] = '\0';
-    return probe_version (word, out, size);
-}
-
-static void detect_pals (const char *exe, struct launcher_caps *caps)
-{
-    char out[2048];
-    caps_none (caps, "not pals");
-    if (probe_launcher (exe, out, sizeof (out)) == 0
-        && launcher_output_is_pals (out)) {
-        caps_none (caps, "pals");
-        caps->pals = true;
-        caps->placement = PLACEMENT_CPU_BINDING;
-    }
-}
-
-/* taskset on PATH, and which MPI the machine's launcher is. */
-static void detect_single_node (const char *exe, struct launcher_caps *caps)
-{
-    char out[2048];
-    bool taskset = on_path ("taskset");
-    enum mpi_flavour mpi = MPI_UNKNOWN;
-    if (probe_launcher (exe, out, sizeof (out)) == 0)
-        mpi = launcher_output_mpi (out);
-    caps_none (caps, "");
-    snprintf (caps->desc, sizeof (caps->desc), "%s%s%s",
-              taskset ? "taskset" : "no taskset",
-              mpi != MPI_UNKNOWN ? ", " : "",
-              mpi != MPI_UNKNOWN ? mpi_flavour_name (mpi) : "");
-    caps->taskset = taskset;
-    caps->mpi = mpi;
-    if (taskset)
-        caps->placement = PLACEMENT_CPU_BINDING;
-}
-
-/* One detection per process and launcher; not thread-safe (callers detect
- * once at start-up). */
-static struct {
-    bool valid;
-    enum berth_system system;
-    char exe[256];
-    struct launcher_caps caps;
-} cache;
-
-void launcher_detect_forget (void)
-{
-    cache.valid = false;
-}
-
-void launcher_detect (const struct machine *m, struct launcher_caps *caps)
-{
-    enum berth_system sys = m->par.system;
-    const char *exe = m->par.parallel_executable ? m->par.parallel_executable : "";
-
-    if (cache.valid && cache.system == sys && strcmp (cache.exe, exe) == 0) {
-        *caps = cache.caps;
-        return;
-    }
-    switch (sys) {
-    case BERTH_SYSTEM_SLURM:
-        detect_slurm (caps);
-        break;
-    case BERTH_SYSTEM_PBS:
-        detect_pals (exe, caps);
-        break;
-    case BERTH_SYSTEM_SINGLE_NODE:
-        detect_single_node (exe, caps);
-        break;
-    default:
-        caps_none (caps, "login node");
-        break;
-    }
-    cache.valid = true;
-    cache.system = sys;
-    snprintf (cache.exe, sizeof (cache.exe), "%s", exe);
-    cache.caps = *caps;
 }

@@ -1,6 +1,7 @@
 /* What the installed launcher can do, which decides how placements and memory
  * caps are rendered. Detected at run time (never read from the config) once
- * per process, or given explicitly for previews and tests. */
+ * per process (sys/launcher_detect.h), or given explicitly for previews and
+ * tests. */
 #ifndef BERTH_LAUNCHER_H
 #define BERTH_LAUNCHER_H
 
@@ -48,6 +49,10 @@ void launcher_caps_from_slurm (int major, int minor, int micro,
 
 const char *mpi_flavour_name (enum mpi_flavour f);  /* "openmpi", "mpich", "unknown" */
 
+/* caps that can do nothing (no placement, no memory cap, no Slurm version),
+ * described as desc. */
+void launcher_caps_none (struct launcher_caps *caps, const char *desc);
+
 /* Parse a --launcher-version value: "slurm:25.11", "slurm:20.02",
  * "slurm:20.11.2", "pals", "taskset", "openmpi", "mpich", "none". The meaning
  * of "none" and "taskset" depends on the machine's system: for slurm "none"
@@ -66,14 +71,5 @@ bool launcher_output_is_pals (const char *text);
 /* The MPI that `mpirun --version` output names: "(Open MPI)" or "Open MPI"
  * for Open MPI, "HYDRA" or "MPICH" for MPICH; MPI_UNKNOWN otherwise. */
 enum mpi_flavour launcher_output_mpi (const char *text);
-
-/* Detect for this machine's system (runs srun --version, <launcher>
- * --version, or looks for taskset on PATH and runs the single_node machine's
- * <launcher> --version for its MPI), with a timeout, once per process (the
- * result is cached). */
-void launcher_detect (const struct machine *m, struct launcher_caps *caps);
-
-/* Forget the cached detection (tests; a process whose PATH changed). */
-void launcher_detect_forget (void);
 
 #endif

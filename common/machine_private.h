@@ -1,5 +1,7 @@
-/* Shared between machine.c (layering, parsing, queries) and machine_select.c
- * (which machine, generic machines, detected figures). Not a public API. */
+/* Shared between machine.c (parsing, queries), machine_compiler.c,
+ * sys/machine_search.c (the search path, layering files) and
+ * sys/machine_select.c (which machine, generic machines).
+ * Not a public API. */
 #ifndef BERTH_MACHINE_PRIVATE_H
 #define BERTH_MACHINE_PRIVATE_H
 
@@ -17,29 +19,6 @@ struct machine_search {
     int count;
     char *env_copy;     /* BERTH_MACHINE_PATH, split in place; owned */
 };
-
-/* Fill s from the options and the environment (getenv_fn(arg, name)). An
- * explicit --machine-path that is not a directory is an error; environment
- * entries that are not are skipped (PATH-like). */
-int machine_search_init (struct machine_search *s,
-                         const char *const *option_dirs,
-                         const char *(*getenv_fn) (void *, const char *),
-                         void *arg, berth_error_t *err);
-void machine_search_free (struct machine_search *s);
-
-/* A machine holding only default.cfg (the first found on the search path,
- * else the shipped one). */
-struct machine *machine_new (const char *name, const char *why,
-                             const struct machine_search *search,
-                             berth_error_t *err);
-
-/* Layer <name>.cfg over cfg: the first search directory that has it, else
- * the shipped text. *found is false (and nothing happens) when none has it.
- * When file/why are not NULL they get (owned) the file read and why that
- * one: "found in DIR (BERTH_MACHINE_PATH entry 1)", "shipped with berth". */
-int machine_layer_named (struct config *cfg, const char *name,
-                         const struct machine_search *search, bool *found,
-                         char **file, char **why, berth_error_t *err);
 
 /* Choose the compiler (given, else [build] compiler) and so the overlay. */
 int machine_set_compiler (struct machine *m, const char *compiler,
@@ -63,6 +42,10 @@ int machine_parse_parallel (struct machine *m, berth_error_t *err);
 int machine_split_list (const char *text, char ***items, int *count,
                         berth_error_t *err);
 void machine_free_list (char **items);
+
+/* The search directories joined with ", " into buf ("" when none). */
+const char *machine_search_dirs_text (const struct machine_search *s,
+                                      char *buf, size_t size);
 
 /* An error listing the shipped machines and the directories searched, for an
  * unknown name. */

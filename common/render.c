@@ -7,6 +7,7 @@
 
 #include "idset.h"
 #include "render.h"
+#include "text.h"
 
 /* Variables unset for a placed Slurm launch. srun reads these from the batch
  * script's environment as if the step had asked for them; each contradicts
@@ -877,51 +878,102 @@ void launch_free (struct launch *l)
     for (int i = 0; i < l->n_unset; i++)
         free (l->env_unset[i]);
     free (l->env_unset);
-    for (int i = 0; i < l->n_set; i++) {
-        free (l->env_set[i].name);
-        free (l->env_set[i].value);
-    }
-    free (l->env_set);
+    env_set_free (l->env_set, l->n_set);
     memset (l, 0, sizeof (*l));
 }
 
-/* Characters that never need quoting in a POSIX shell word. */
-static bool shell_safe (const char *s)
+int env_set_append (struct env_set_item **env, int *n, const char *name,
+                    const char *value)
 {
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!strchr ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                     "0123456789_@%+=:,./-", *s))
-            return false;
-    return true;
+    struct env_set_item *v = realloc (*env, (size_t) (*n + 1) * sizeof (*v));
+    if (!v)
+        return -1;
+    *env = v;
+    v[*n].name = strdup (name);
+    v[*n].value = strdup (value);
+    if (!v[*n].name || !v[*n].value) {
+        free (v[*n].name);
+        free (v[*n].value);
+        return -1;
+    }
+    (*n)++;
+    return 0;
+}
+
+void env_set_free (struct env_set_item *env, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free (env[i].name);
+        free (env[i].value);
+    }
+    free (env);
+}
+
+char *render_id_list (const int *ids, int n)
+{
+    struct text_buf b = { 0 };
+    text_buf_put (&b, "", 0);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            text_buf_put (&b, ",", 1);
+        text_buf_int (&b, ids[i]);
+    }
+    if (b.bad) {
+        free (b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+int render_lease_env (const struct placement *p, const char *lease,
+                      long long memory_mb, const char *gpu_var,
+                      struct env_set_item **env, int *n)
+{
+    struct text_buf nodes = { 0 };
+    text_buf_put (&nodes, "", 0);
+    for (int i = 0; i < p->nnodes; i++) {
+        if (i)
+            text_buf_put (&nodes, ",", 1);
+        text_buf_puts (&nodes, p->nodes[i].name);
+    }
+    char *gpus = render_id_list (p->gpu_ids, p->ngpu_ids);
+    const struct placement_node *n0 = p->nnodes > 0 ? &p->nodes[0] : NULL;
+    int clen = n0 ? idset_format (n0->cores, n0->ncores, NULL, 0) : 0;
+    char *cores = clen >= 0 ? malloc ((size_t) clen + 1) : NULL;
+    if (cores) {
+        cores[0] = '\0';
+        if (n0)
+            idset_format (n0->cores, n0->ncores, cores, (size_t) clen + 1);
+    }
+    char mem[24];
+    snprintf (mem, sizeof (mem), "%lld", memory_mb);
+    int rc = -1;
+    if (!nodes.bad && gpus && cores
+        && env_set_append (env, n, "BERTH_LEASE", lease) == 0
+        && env_set_append (env, n, "BERTH_NODES", nodes.s) == 0
+        && env_set_append (env, n, "BERTH_CORES", cores) == 0
+        && env_set_append (env, n, "BERTH_GPUS", gpus) == 0
+        && (memory_mb < 0 || env_set_append (env, n, "BERTH_MEMORY_MB", mem) == 0)
+        && (!gpu_var || env_set_append (env, n, gpu_var, gpus) == 0))
+        rc = 0;
+    free (nodes.s);
+    free (gpus);
+    free (cores);
+    return rc;
 }
 
 char *render_shell_quote (char *const *argv)
 {
-    char *s = NULL;
-    size_t len;
-    FILE *f = open_memstream (&s, &len);
-    if (!f)
-        return NULL;
+    struct text_buf b = { 0 };
+    text_buf_put (&b, "", 0);     /* "" for no words, not NULL */
     for (int i = 0; argv && argv[i]; i++) {
         if (i)
-            fputc (' ', f);
-        if (shell_safe (argv[i])) {
-            fputs (argv[i], f);
-            continue;
-        }
-        fputc ('\'', f);
-        for (const char *c = argv[i]; *c; c++)
-            if (*c == '\'')
-                fputs ("'\\''", f);
-            else
-                fputc (*c, f);
-        fputc ('\'', f);
+            text_buf_put (&b, " ", 1);
+        text_buf_shell_word (&b, argv[i], false);
     }
-    if (fclose (f) != 0) {
-        free (s);
+    if (b.bad) {
+        free (b.s);
         return NULL;
     }
-    return s;
+    return b.s;
 }

@@ -49,6 +49,28 @@ int render_launch (const struct machine_parallel *par, int alloc_nodes,
 
 void launch_free (struct launch *l);   /* frees contents, not l */
 
+/* Append name=value (both copied) to env, which holds *n; -1 when out of
+ * memory (env as it was). */
+int env_set_append (struct env_set_item **env, int *n, const char *name,
+                    const char *value);
+void env_set_free (struct env_set_item *env, int n);
+
+/* ids comma separated, in their order ("2,0,1"; "" for none), as BERTH_GPUS
+ * and visible-devices variables take them; NULL when out of memory. */
+char *render_id_list (const int *ids, int n);
+
+/* The BERTH_* variables of a lease (50-daemon.md "Clients"), appended to env
+ * in this order: BERTH_LEASE (its name), BERTH_NODES (the nodes, comma
+ * separated), BERTH_CORES (the first node's cores as an id set; empty with
+ * no node), BERTH_GPUS (the GPU ids, comma separated), BERTH_MEMORY_MB when
+ * memory_mb >= 0, and gpu_var (a vendor's visible-devices variable) with the
+ * same GPUs when it is not NULL. The one recipe for berthd's "env" and the
+ * figures libberth derives. -1 when out of memory (what was appended stays
+ * for the caller to free). */
+int render_lease_env (const struct placement *p, const char *lease,
+                      long long memory_mb, const char *gpu_var,
+                      struct env_set_item **env, int *n);
+
 /* Shell-quote argv on one line for people (POSIX single quotes where needed). */
 char *render_shell_quote (char *const *argv);
 

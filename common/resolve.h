@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 
-#include <jansson.h>
 
 #include "error.h"
 #include "targets.h"
@@ -123,11 +122,6 @@ int resolve_job (const struct machine_targets *t,
                  berth_error_t *err);
 
 void resolution_clear (struct resolution *r);
-
-/* Every field of the resolution, numbers as numbers; the field set depends
- * on the scheduler. "changes" lists {field, kind, from, to, why} with
- * from/to numbers for nodes and, for wall times, from_seconds/to_seconds. */
-json_t *resolution_to_json (const struct resolution *r);
 
 /* Job-script header: a comment line saying where the time came from and one
  * per change, then #SBATCH or #PBS lines (each ending in '\n') for the

@@ -5,7 +5,6 @@
 #ifndef BERTH_TARGETS_H
 #define BERTH_TARGETS_H
 
-#include <jansson.h>
 
 #include "config.h"
 #include "error.h"
@@ -97,13 +96,5 @@ char *target_axis_names (const struct target_axis *axis);
 
 void targets_account_defaults (const struct machine_targets *t,
                                struct account_defaults *d);
-
-/* {"partition": [...], "qos": [...], "queue": [...]} where each target is
- * {"name", "min_nodes", "max_nodes", "max_wallclock", "max_wallclock_bins":
- * [{"nodes", "max_wallclock"}]} (null where unset). */
-json_t *targets_to_json (const struct machine_targets *t);
-
-/* {"account", "partition", "constraint", "qos"} (null where unset). */
-json_t *account_defaults_to_json (const struct machine_targets *t);
 
 #endif

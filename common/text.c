@@ -78,6 +78,28 @@ void text_buf_int (struct text_buf *b, long long v)
     text_buf_put (b, p, (size_t) (d + sizeof (d) - p));
 }
 
+void text_buf_shell_word (struct text_buf *b, const char *text,
+                          bool always_quote)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_@%+=:,./-";
+    if (!always_quote && *text && strspn (text, safe) == strlen (text)) {
+        text_buf_puts (b, text);
+        return;
+    }
+    text_buf_put (b, "'", 1);
+    for (const char *p = text; *p;) {
+        size_t run = strcspn (p, "'");
+        text_buf_put (b, p, run);
+        p += run;
+        if (*p == '\'') {
+            text_buf_puts (b, "'\\''");
+            p++;
+        }
+    }
+    text_buf_put (b, "'", 1);
+}
+
 size_t text_utf8_chars (const char *s)
 {
     size_t n = 0;

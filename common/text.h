@@ -32,4 +32,10 @@ void text_buf_put (struct text_buf *b, const char *p, size_t n);
 void text_buf_puts (struct text_buf *b, const char *p);
 void text_buf_int (struct text_buf *b, long long v);   /* as "%lld" */
 
+/* text as one POSIX shell word: bare when it is not empty and holds only
+ * characters no shell treats specially (and always_quote is false), else in
+ * single quotes, each ' written as '\''. */
+void text_buf_shell_word (struct text_buf *b, const char *text,
+                          bool always_quote);
+
 #endif

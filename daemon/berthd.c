@@ -20,11 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocation_discover.h"
 #include "berth_config.h"
 #include "berthd.h"
 #include "launcher_probe.h"
+#include "machine_select.h"
 #include "sockdir.h"
 #include "socket_path.h"
+#include "text.h"
 
 static const char usage_text[] =
 "usage: berthd [options]\n"
@@ -79,20 +82,6 @@ static const char usage_text[] =
 "\n"
 "Exit status: 0 stopped cleanly, 1 runtime error, 2 usage error, 3 the\n"
 "allocation is not live, 4 the scheduler cannot be reached.\n";
-
-double now_wall (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-double now_mono (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 struct timeval seconds_tv (double s)
 {
@@ -285,26 +274,17 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
 
 /* ---- start-up ---- */
 
+/* Always in quotes: the ready line's form is fixed (tests and scripts
+ * match it). NULL when out of memory. */
 static char *shell_quote (const char *s)
 {
-    size_t n = 3;
-    for (const char *p = s; *p; p++)
-        n += *p == '\'' ? 4 : 1;
-    char *q = malloc (n), *o = q;
-    if (!q)
+    struct text_buf b = { 0 };
+    text_buf_shell_word (&b, s, true);
+    if (b.bad) {
+        free (b.s);
         return NULL;
-    *o++ = '\'';
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'') {
-            memcpy (o, "'\\''", 4);
-            o += 4;
-        }
-        else
-            *o++ = *p;
     }
-    *o++ = '\'';
-    *o = '\0';
-    return q;
+    return b.s;
 }
 
 /* For `eval "$(berthd --print-env)"`: a failure must not evaluate to
@@ -526,6 +506,7 @@ static void teardown (struct berthd *d)
         idmap_each (d->leases, free_lease, d);
         idmap_destroy (d->leases);
     }
+    jobend_close (d);
     events_close (d);
     journal_close (d);
     waitqueue_destroy (d->queue);

@@ -14,6 +14,7 @@
 #include <event2/listener.h>
 
 #include "allocation.h"
+#include "clock.h"
 #include "codec.h"
 #include "launch_fit.h"
 #include "deadline.h"
@@ -64,6 +65,10 @@ struct berthd_config {
 struct conn;
 struct lease;
 struct pending;
+struct jobend_query;
+
+/* What berthd knows of the job's end (jobend.c). */
+enum jobend_state { JOBEND_UNASKED, JOBEND_ASKING, JOBEND_KNOWN };
 
 struct berthd {
     struct berthd_config cfg;
@@ -127,10 +132,21 @@ struct berthd {
     struct event *hup_ev;         /* checks those once a second */
 
     /* The job's end (jobend.c): learnt lazily, asked of the scheduler at
-     * most once. */
+     * most once, off the loop. */
     double job_end;               /* Unix time; < 0: unknown */
-    bool job_end_looked;          /* the environment or scheduler was asked */
+    enum jobend_state job_end_state;
     struct deadline_source job_end_src;
+    struct jobend_query *job_end_query;   /* while JOBEND_ASKING */
+};
+
+/* A connection's life, in order; it only moves forward (server.c), and
+ * any state may end in CONN_DEAD. */
+enum conn_state {
+    CONN_OPEN,                    /* requests read and served */
+    CONN_CLOSING,                 /* read no more; linger once written */
+    CONN_LINGERING,               /* written and shut for writing: discard
+                                     input until the peer closes */
+    CONN_DEAD,                    /* to be freed from the deferred event */
 };
 
 /* One client connection. */
@@ -146,15 +162,18 @@ struct conn {
     uint64_t start;               /* the peer's start time (pidstart.h), read
                                      at its first grant; 0: unknown */
     bool start_read;
-    bool dead;                    /* to be freed from the deferred event */
-    bool closing;                 /* read no more; free once written */
-    bool processing;              /* conn_process is reading its lines */
-    bool lingering;               /* written and shut for writing: discard
-                                     input until the peer closes */
-    bool watching;
-    bool eof;                     /* the client sends no more (half-closed) */
+    enum conn_state state;        /* where it is on its way to being freed */
+    bool eof;                     /* the client sends no more (half-closed);
+                                     stays set while it closes, for hup_cb and
+                                     d->nhalfclosed */
+    bool awaits_end;              /* its next request needs the job's end,
+                                     being asked: it stays unread until then
+                                     (jobend.c) and is served again */
     bool paused;                  /* unread output over CONN_OUTPUT_PAUSE:
-                                     its requests wait unread */
+                                     its requests wait unread (in any state) */
+    bool processing;              /* conn_process is reading its lines (a
+                                     guard against re-entry, not a state) */
+    bool watching;                /* subscribed to events (dispatch.c) */
     struct event *stall_ev;       /* closes it if it stays paused */
     size_t stall_mark;            /* unsent bytes when last checked */
     size_t history_left;          /* bytes of the events log queued for it
@@ -233,8 +252,6 @@ struct lease {
 };
 
 /* berthd.c */
-double now_wall (void);
-double now_mono (void);
 struct timeval seconds_tv (double s);      /* for libevent timers */
 void berthd_stop (struct berthd *d, int code);   /* leave the loop */
 void berthd_check_drained (struct berthd *d);
@@ -300,6 +317,10 @@ int lease_watch_holder (struct berthd *d, struct lease *ls);
 uint64_t conn_peer_start (struct conn *c);
 void lease_unwatch (struct berthd *d, struct lease *ls);
 int lease_arm_ttl (struct berthd *d, struct lease *ls);
+/* A record of the ledger's lease ll (id, name, shape, layout), watching
+ * nothing, with no expiry and no reclaim deadline; the grant and a restart
+ * fill in the rest. NULL when out of memory. */
+struct lease *lease_new (const struct ledger_lease *ll);
 void lease_free (struct berthd *d, struct lease *ls);
 /* The lease as the codec describes it (borrowed pointers; do not free). */
 void lease_to_proto (const struct lease *ls, bool with_env,
@@ -320,7 +341,7 @@ void pending_reply_error (struct berthd *d, struct pending *p,
 void pending_free (struct pending *p);
 
 /* status.c */
-json_t *status_allocation (struct berthd *d, bool ask_time_left);
+json_t *status_allocation (struct berthd *d);
 json_t *status_leases (struct berthd *d);
 json_t *status_queue (struct berthd *d);
 json_t *status_daemon (struct berthd *d);
@@ -328,14 +349,22 @@ json_t *resources_lease (struct berthd *d, const struct lease *ls);
 json_t *resources_allocation (struct berthd *d);
 
 /* jobend.c: the allocation's end, for status and for requests that state
- * a duration. */
-double jobend_get (struct berthd *d);       /* < 0: unknown */
+ * a duration. A handler whose request needs the end calls jobend_wait
+ * first and returns when it says true: the end is being asked (the query
+ * started now if it was not), and the request is served again once it is
+ * known. */
+bool jobend_wait (struct conn *c);
+double jobend_get (struct berthd *d);       /* < 0: unknown (or not yet) */
 /* 0: the request may go on (warn gets a warning when the policy is warn and
  * it runs past the end, else ""); -1: refused (err: unsatisfiable). */
 int jobend_admit (struct berthd *d, const struct proto_acquire *a, char *warn,
                   size_t size, berth_error_t *err);
 /* job_end, time_left_s, job_end_source, deadline_policy members. */
-int jobend_status (struct berthd *d, json_t *allocation, bool ask);
+int jobend_status (struct berthd *d, json_t *allocation);   /* what is known */
+/* A drain waits for no query: requests waiting for the end are served
+ * again now (refused, or answered with what is known). */
+void jobend_drain (struct berthd *d);
+void jobend_close (struct berthd *d);   /* at exit (a query left running) */
 
 /* events.c */
 int events_open (struct berthd *d, berth_error_t *err);

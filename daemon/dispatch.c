@@ -69,10 +69,12 @@ static void handle_resources (struct conn *c, struct proto_request *req)
 static void handle_status (struct conn *c, struct proto_request *req)
 {
     struct berthd *d = c->d;
+    if (req->status.time_left && jobend_wait (c))
+        return;
     /* whoever sees the state sees a log up to date with it */
     events_flush (d);
     bool all = !req->status.queue_only;
-    json_t *msg = proto_status_reply (req->id, all ? status_allocation (d, req->status.time_left)
+    json_t *msg = proto_status_reply (req->id, all ? status_allocation (d)
                                                    : NULL,
                                       all ? status_leases (d) : NULL, status_queue (d));
     if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0) {
@@ -115,6 +117,7 @@ void dispatch_shutdown (struct berthd *d, bool force)
         notify_stopping (d);
         queue_refuse_all (d, PROTO_ERR_SHUTTING_DOWN, "berthd is shutting "
                           "down; no new leases");
+        jobend_drain (d);
         if (d->cfg.drain_timeout >= 0) {
             d->drain_timer = evtimer_new (d->base, drain_timeout_cb, d);
             struct timeval tv = seconds_tv (d->cfg.drain_timeout);

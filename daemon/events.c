@@ -16,6 +16,7 @@
 
 #include <event2/buffer.h>
 
+#include "allocation_json.h"
 #include "berthd.h"
 
 static int open_log (struct berthd *d, berth_error_t *err)
@@ -160,7 +161,7 @@ void events_emit_line (struct berthd *d, char *line, size_t len)
         }
     }
     for (struct conn *c = d->nwatchers ? d->conns : NULL; c; c = c->next)
-        if (c->watching && !c->dead) {
+        if (c->watching && c->state != CONN_DEAD) {
             char *copy = malloc (len);
             if (copy)
                 memcpy (copy, line, len);

@@ -12,12 +12,11 @@ struct idmap {
     size_t n, cap;                /* cap: a power of two */
 };
 
+/* Fibonacci hashing: one multiply spreads sequential ids over the table
+ * (the ledger's acquire + release pair is timed in bench_ledger). */
 static size_t hash (uint64_t id, size_t cap)
 {
-    id ^= id >> 33;               /* ids are sequential: spread them */
-    id *= 0xff51afd7ed558ccdULL;
-    id ^= id >> 33;
-    return (size_t) id & (cap - 1);
+    return (size_t) ((id * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
 }
 
 struct idmap *idmap_create (void)
@@ -90,14 +89,18 @@ void *idmap_remove (struct idmap *m, uint64_t id)
     if (!m->s[i].id)
         return NULL;
     void *v = m->s[i].value;
-    m->s[i].id = 0;
+    size_t mask = m->cap - 1, hole = i;
+    m->s[hole].id = 0;
     m->n--;
-    /* Re-seat the rest of the probe run so that lookups still find it. */
-    for (size_t j = (i + 1) & (m->cap - 1); m->s[j].id;
-         j = (j + 1) & (m->cap - 1)) {
-        struct slot e = m->s[j];
-        m->s[j].id = 0;
-        m->s[find (m, e.id)] = e;
+    /* Shift later members of the probe run back into the hole when their
+     * home is not between the hole and them, so lookups still find them. */
+    for (size_t j = (hole + 1) & mask; m->s[j].id; j = (j + 1) & mask) {
+        size_t home = hash (m->s[j].id, m->cap);
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            m->s[hole] = m->s[j];
+            m->s[j].id = 0;
+            hole = j;
+        }
     }
     return v;
 }
@@ -107,10 +110,21 @@ size_t idmap_count (const struct idmap *m)
     return m->n;
 }
 
+void *idmap_next (const struct idmap *m, size_t *pos)
+{
+    for (size_t i = *pos; i < m->cap; i++)
+        if (m->s[i].id) {
+            *pos = i + 1;
+            return m->s[i].value;
+        }
+    *pos = m->cap;
+    return NULL;
+}
+
 void idmap_each (const struct idmap *m, void (*fn) (void *value, void *arg),
                  void *arg)
 {
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->s[i].id)
-            fn (m->s[i].value, arg);
+    size_t pos = 0;
+    for (void *v; (v = idmap_next (m, &pos));)
+        fn (v, arg);
 }

@@ -818,24 +818,16 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     if (proto_decode_lease (lj, &pl, err) < 0)
         return errprefix (err, "the lease of L%lld: ", (long long) id);
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, (uint64_t) id);
-    struct lease *ls = calloc (1, sizeof (*ls));
-    if (!ll || !ls) {
-        free (ls);
+    struct lease *ls = ll ? lease_new (ll) : NULL;
+    if (!ls) {
         proto_lease_free (&pl);
         return errprintf (err, "L%lld is not in the restored ledger",
                           (long long) id);
     }
-    ls->id = (uint64_t) id;
-    ls->pidfd = -1;
-    ledger_lease_name (ls->id, ls->name, sizeof (ls->name));
-    ls->shape = ll->shape;
-    ls->layout = ll->layout;
-    ls->local = ll->shape.local;
     ls->detached = detached;
     ls->owner_pid = owner;
     ls->peer_pid = peer;
     ls->peer_start = (uint64_t) peer_start;
-    ls->reclaim_by = -1;
     json_t *rq = json_object_get (rec, "request");
     if (rq && !json_is_integer (rq) && !json_is_string (rq)) {
         free (ls);

@@ -66,11 +66,8 @@ int journal_rewrite_text (const char *path, const char *text, size_t len,
                           int *fdp, off_t *sizep, berth_error_t *err);
 
 /* Pieces of a grant record. */
-json_t *journal_shape_json (const struct step_shape *s);
 int journal_shape_parse (json_t *o, struct step_shape *s);
 const char *journal_layout_name (enum ledger_layout l);
-/* "held": per node of the lease, its ledger index, GPU indices and MB. */
-json_t *journal_held_json (const struct ledger_lease *ll);
 /* The ledger lease a grant record describes, for ledger_restore (one
  * allocation; free it). Its core ids come from lease.placement.cores. */
 struct ledger_lease *journal_grant_lease (json_t *rec, berth_error_t *err);

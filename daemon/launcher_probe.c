@@ -1,3 +1,4 @@
+#include "launcher_detect.h"
 #include "launcher_probe.h"
 
 static void *probe_main (void *arg)

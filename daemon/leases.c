@@ -22,13 +22,20 @@
 
 /* ---- records ---- */
 
-static void env_free (struct env_set_item *env, int n)
+struct lease *lease_new (const struct ledger_lease *ll)
 {
-    for (int i = 0; i < n; i++) {
-        free (env[i].name);
-        free (env[i].value);
-    }
-    free (env);
+    struct lease *ls = calloc (1, sizeof (*ls));
+    if (!ls)
+        return NULL;
+    ls->id = ll->id;
+    ledger_lease_name (ll->id, ls->name, sizeof (ls->name));
+    ls->shape = ll->shape;
+    ls->layout = ll->layout;
+    ls->local = ll->shape.local;
+    ls->pidfd = -1;
+    ls->expires = -1;
+    ls->reclaim_by = -1;
+    return ls;
 }
 
 void lease_free (struct berthd *d, struct lease *ls)
@@ -58,7 +65,7 @@ void lease_free (struct berthd *d, struct lease *ls)
     json_decref (ls->request);
     placement_free (&ls->placement);
     launch_free (&ls->launch);
-    env_free (ls->env, ls->nenv);
+    env_set_free (ls->env, ls->nenv);
     free (ls->label);
     free (ls);
 }
@@ -99,91 +106,24 @@ static char *strdup_or_null (const char *s)
     return s ? strdup (s) : NULL;
 }
 
-static int add_env (struct lease *ls, int *cap, const char *name,
-                    const char *value)
-{
-    if (ls->nenv == *cap) {
-        int c = *cap ? *cap * 2 : 8;
-        struct env_set_item *e = realloc (ls->env, c * sizeof (*e));
-        if (!e)
-            return -1;
-        ls->env = e;
-        *cap = c;
-    }
-    struct env_set_item *it = &ls->env[ls->nenv];
-    it->name = strdup (name);
-    it->value = strdup (value);
-    if (!it->name || !it->value) {
-        free (it->name);
-        free (it->value);
-        return -1;
-    }
-    ls->nenv++;
-    return 0;
-}
-
-static int join_ids (const int *ids, int n, char *buf, size_t size)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        int w = snprintf (buf + off, size - off, "%s%d", i ? "," : "", ids[i]);
-        if (w < 0 || (size_t) w >= size - off)
-            return -1;
-        off += (size_t) w;
-    }
-    return 0;
-}
-
 /* BERTH_* variables (50-daemon.md "Clients"), and for a local step on a GPU
  * node the vendor's visible-devices variable: exactly its GPUs, empty for
  * none. */
 static int build_env (struct berthd *d, struct lease *ls,
                       const struct ledger_lease *ll, berth_error_t *err)
 {
-    const struct placement *p = &ls->placement;
-    int cap = 0;
-    size_t nodes_len = 1;
-    for (int i = 0; i < p->nnodes; i++)
-        nodes_len += strlen (p->nodes[i].name) + 1;
-    char *nodes = malloc (nodes_len);
-    size_t clen = (size_t) p->nodes[0].ncores * 9 + 1;  /* "1048576," each */
-    char *cores = malloc (clen);
-    char *gpus = malloc ((size_t) p->ngpu_ids * 12 + 1);
-    char mem[32] = "";
-    int rc = -1;
-    if (!nodes || !cores || !gpus)
-        goto done;
-    nodes[0] = '\0';
-    for (int i = 0; i < p->nnodes; i++) {
-        if (i)
-            strcat (nodes, ",");
-        strcat (nodes, p->nodes[i].name);
-    }
-    if (idset_format (p->nodes[0].cores, p->nodes[0].ncores, cores, clen) < 0)
-        goto done;
-    join_ids (p->gpu_ids, p->ngpu_ids, gpus, (size_t) p->ngpu_ids * 12 + 1);
+    long long mem = -1;
     if (ls->shape.memory >= 0)
-        snprintf (mem, sizeof (mem), "%lld", (long long) ls->shape.memory);
+        mem = (long long) ls->shape.memory;
     else if (ls->shape.budget >= 0)
-        snprintf (mem, sizeof (mem), "%lld", (long long) ll->nodes[0].memory);
-    if (add_env (ls, &cap, "BERTH_LEASE", ls->name) < 0
-        || add_env (ls, &cap, "BERTH_NODES", nodes) < 0
-        || add_env (ls, &cap, "BERTH_CORES", cores) < 0
-        || add_env (ls, &cap, "BERTH_GPUS", gpus) < 0
-        || (mem[0] && add_env (ls, &cap, "BERTH_MEMORY_MB", mem) < 0)
-        || (ls->local && !lease_local_launched (d, ls) && d->gpu_var
-            && add_env (ls, &cap, d->gpu_var, gpus) < 0))
-        goto done;
-    rc = 0;
-done:
-    free (nodes);
-    free (cores);
-    free (gpus);
-    if (rc < 0)
-        errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory building the "
-                        "environment of %s", ls->name);
-    return rc;
+        mem = (long long) ll->nodes[0].memory;
+    const char *gpu_var = ls->local && !lease_local_launched (d, ls) ? d->gpu_var
+                                                                     : NULL;
+    if (render_lease_env (&ls->placement, ls->name, mem, gpu_var, &ls->env,
+                          &ls->nenv) < 0)
+        return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory building "
+                               "the environment of %s", ls->name);
+    return 0;
 }
 
 /* The BERTH_* variables are built when first asked for (a request with
@@ -198,7 +138,7 @@ int lease_env (struct berthd *d, struct lease *ls, berth_error_t *err)
         return errprintf_code (err, PROTO_ERR_INTERNAL, "%s is not in the ledger",
                                ls->name);
     if (build_env (d, ls, ll, err) < 0) {
-        env_free (ls->env, ls->nenv);
+        env_set_free (ls->env, ls->nenv);
         ls->env = NULL;
         ls->nenv = 0;
         return -1;
@@ -260,15 +200,10 @@ static int build_launch (struct berthd *d, struct lease *ls,
     if (copy_argv (argv, l) < 0)
         goto nomem;
     if (d->gpu_var) {
-        if (!(l->env_set = calloc (1, sizeof (*l->env_set))))
-            goto nomem;
-        char ids[1024];
-        join_ids (ls->placement.gpu_ids, ls->placement.ngpu_ids, ids,
-                  sizeof (ids));
-        l->env_set[0].name = strdup (d->gpu_var);
-        l->env_set[0].value = strdup (ids);
-        l->n_set = 1;
-        if (!l->env_set[0].name || !l->env_set[0].value)
+        char *ids = render_id_list (ls->placement.gpu_ids, ls->placement.ngpu_ids);
+        int rc = ids ? env_set_append (&l->env_set, &l->n_set, d->gpu_var, ids) : -1;
+        free (ids);
+        if (rc < 0)
             goto nomem;
     }
     return 0;
@@ -485,24 +420,15 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
         return -1;
     }
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, id);
-    struct lease *ls = calloc (1, sizeof (*ls));
-    if (!ll || !ls) {
-        free (ls);
+    struct lease *ls = ll ? lease_new (ll) : NULL;
+    if (!ls) {
         ledger_release (d->ledger, id, NULL);
         return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory "
                                "recording a lease");
     }
-    ls->id = id;
-    ls->pidfd = -1;
-    ls->expires = -1;
-    ledger_lease_name (id, ls->name, sizeof (ls->name));
-    ls->shape = ll->shape;
-    ls->layout = ll->layout;
-    ls->local = ll->shape.local;
     ls->detached = p->acq.detach;
     ls->peer_pid = p->conn->pid;
     ls->peer_start = conn_peer_start (p->conn);
-    ls->reclaim_by = -1;
     ls->uid = p->conn->uid;
     ls->owner_pid = p->acq.owner_pid;
     ls->granted = now_wall ();
@@ -727,6 +653,9 @@ void handle_acquire (struct conn *c, struct proto_request *req)
                          "shutting down; no new leases");
         return;
     }
+    /* a stated duration is checked against the job's end: wait for it */
+    if (a->duration >= 0 && jobend_wait (c))
+        return;
     if (!a->detach && c->nleases >= d->cfg.max_leases_per_conn) {
         conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some or detach them",
@@ -933,7 +862,7 @@ void handle_placed (struct conn *c, struct proto_request *req)
     }
     memcpy (pn->cores, ids, (size_t) n * sizeof (*ids));
     /* BERTH_CORES follows the cores when next built */
-    env_free (ls->env, ls->nenv);
+    env_set_free (ls->env, ls->nenv);
     ls->env = NULL;
     ls->nenv = 0;
     char set[256], gset[256] = "none";

@@ -82,13 +82,11 @@ int ledger_acquire (struct ledger *l, const struct step_shape *shape,
  * that they drain for it while the rest of the allocation is still used.
  * Their indices go to nodes (room for max). Returns how many were reserved:
  * 0 when none can be (too few nodes left unreserved, or the shape never fits
- * one). Reserving again adds to what is held. */
-int ledger_reserve_for (struct ledger *l, const struct step_shape *shape,
-                        enum ledger_layout layout, int *nodes, int max);
-/* The same, choosing first the nodes expected to hold the shape soonest by
- * the estimated ends of their leases (a lease past its estimate may end at
- * any moment: now); nodes that wait on a lease with no estimate come after,
- * nearest to holding it first, as above. */
+ * one). Reserving again adds to what is held.
+ * Chosen first: the nodes expected to hold the shape soonest by the
+ * estimated ends of their leases (a lease past its estimate may end at any
+ * moment: now); nodes that wait on a lease with no estimate come after,
+ * nearest to holding it first. */
 int ledger_reserve_for_at (struct ledger *l, const struct step_shape *shape,
                            enum ledger_layout layout, double now, int *nodes,
                            int max);

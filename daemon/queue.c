@@ -212,7 +212,7 @@ void queue_submit (struct berthd *d, struct pending *p)
     }
     struct waitqueue_request wr = {
         .shape = p->shape, .layout = p->layout, .label = p->acq.step.label,
-        .priority = p->acq.step.priority, .timeout = -1,
+        .priority = p->acq.step.priority,
         .owner = (uint64_t) (uintptr_t) c, .duration = p->acq.duration,
         .since = p->resumed ? now_mono () - (now_wall () - p->since) : 0,
         .why = why,

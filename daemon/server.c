@@ -40,6 +40,14 @@
 /* Asked of the socket per read: a few pipelined requests at once. */
 #define READ_CHUNK ((size_t) 16384)
 
+/* States only move forward (see enum conn_state): a request to close a
+ * connection that already lingers or is dead leaves it so. */
+static void conn_advance (struct conn *c, enum conn_state s)
+{
+    if (c->state < s)
+        c->state = s;
+}
+
 static void conn_drop_holdings (struct conn *c)
 {
     if (c->pending)
@@ -77,7 +85,7 @@ static void conn_free (struct conn *c)
 
 void conn_kill (struct conn *c)
 {
-    c->dead = true;
+    c->state = CONN_DEAD;
     event_del (c->read_ev);
     bufferevent_disable (c->bev, EV_WRITE);
     event_active (c->deferred, 0, 0);
@@ -90,9 +98,9 @@ void conn_kill (struct conn *c)
  * watched by conn_linger.) */
 static void conn_update_reading (struct conn *c)
 {
-    if (c->lingering)
+    if (c->state == CONN_LINGERING)
         return;
-    bool want = !c->dead && !c->eof && !c->closing && !c->paused
+    bool want = c->state == CONN_OPEN && !c->eof && !c->paused
                 && evbuffer_get_length (c->in) < INPUT_MAX;
     if (want == (event_pending (c->read_ev, EV_READ, NULL) != 0))
         return;
@@ -108,7 +116,7 @@ static void conn_update_reading (struct conn *c)
 void conn_resume (struct conn *c)
 {
     /* conn_process goes on by itself when it is the one answering */
-    if (!c->dead && !c->processing)
+    if (c->state != CONN_DEAD && !c->processing)
         event_active (c->deferred, 0, 0);
 }
 
@@ -122,7 +130,7 @@ static void conn_linger (struct conn *c)
 {
     struct timeval tv = { LINGER_SECONDS, 0 };
     conn_drop_holdings (c);
-    c->lingering = true;
+    conn_advance (c, CONN_LINGERING);
     if (shutdown (bufferevent_getfd (c->bev), SHUT_WR) < 0) {
         conn_kill (c);
         return;
@@ -143,7 +151,7 @@ static void conn_write_now (struct conn *c)
 {
     struct evbuffer *out = bufferevent_get_output (c->bev);
     evutil_socket_t fd = bufferevent_getfd (c->bev);
-    if (c->dead || c->lingering || fd < 0 || evbuffer_get_length (out) == 0)
+    if (c->state >= CONN_LINGERING || fd < 0 || evbuffer_get_length (out) == 0)
         return;
     /* the bufferevent holds the draining end; take it for this write */
     evbuffer_unfreeze (out, 1);
@@ -158,7 +166,7 @@ static void conn_write_now (struct conn *c)
     if (bufferevent_get_enabled (c->bev) & EV_WRITE)
         bufferevent_disable (c->bev, EV_WRITE);
     /* drained here, the bufferevent will not call write_cb for it */
-    if (c->closing && !c->lingering)
+    if (c->state == CONN_CLOSING)
         conn_linger (c);
 }
 
@@ -168,14 +176,14 @@ static void conn_write_now (struct conn *c)
  * loop, without a system call to arrange it. */
 static void conn_wants_write (struct conn *c)
 {
-    if (!c->dead && !c->processing)
+    if (c->state != CONN_DEAD && !c->processing)
         event_active (c->deferred, 0, 0);
 }
 
 /* Read nothing more; close once what is queued has been written. */
 static void conn_close_after_write (struct conn *c)
 {
-    c->closing = true;
+    conn_advance (c, CONN_CLOSING);
     if (evbuffer_get_length (bufferevent_get_output (c->bev)) == 0)
         conn_linger (c);
     else {
@@ -214,7 +222,7 @@ void conn_send_line (struct conn *c, char *line, size_t len)
 {
     /* a lingering connection is shut for writing: nothing more can reach
      * its client */
-    if (c->dead || c->lingering) {
+    if (c->state >= CONN_LINGERING) {
         free (line);
         return;
     }
@@ -269,7 +277,7 @@ static void stall_cb (evutil_socket_t fd, short what, void *arg)
     (void) fd;
     (void) what;
     struct conn *c = arg;
-    if (c->dead || !c->paused)
+    if (c->state == CONN_DEAD || !c->paused)
         return;
     size_t left = evbuffer_get_length (bufferevent_get_output (c->bev));
     if (left <= CONN_OUTPUT_PAUSE / 2) {    /* drained meanwhile */
@@ -320,7 +328,7 @@ static void conn_unpause (struct conn *c)
  * had all it will get: close it once its replies are written. */
 static void conn_finish_if_idle (struct conn *c)
 {
-    if (c->eof && !c->dead && !c->closing && !c->paused && !c->pending
+    if (c->eof && c->state == CONN_OPEN && !c->paused && !c->pending
         && !c->leases && !c->watching)
         conn_close_after_write (c);
 }
@@ -336,8 +344,9 @@ static void conn_process (struct conn *c)
     c->processing = false;
     conn_write_now (c);
     /* written here, the bufferevent will not call write_cb for it */
-    if (c->paused && !c->dead && evbuffer_get_length (bufferevent_get_output (c->bev))
-                                 <= CONN_OUTPUT_PAUSE / 2)
+    if (c->paused && c->state != CONN_DEAD
+        && evbuffer_get_length (bufferevent_get_output (c->bev))
+           <= CONN_OUTPUT_PAUSE / 2)
         conn_unpause (c);
     /* lines served make room to read more; a full line waiting, none */
     conn_update_reading (c);
@@ -346,7 +355,8 @@ static void conn_process (struct conn *c)
 static void conn_process_lines (struct conn *c)
 {
     struct evbuffer *in = c->in;
-    while (!c->dead && !c->closing && !c->pending && !c->d->stopping) {
+    while (c->state == CONN_OPEN && !c->pending && !c->awaits_end
+           && !c->d->stopping) {
         size_t eol_len = 0;
         if (output_in_memory (c) >= CONN_OUTPUT_PAUSE) {
             if (!c->paused)
@@ -378,6 +388,8 @@ static void conn_process_lines (struct conn *c)
             return;
         }
         dispatch_line (c, line, (size_t) p.pos);
+        if (c->awaits_end)
+            return;           /* kept: served again once the end is known */
         evbuffer_drain (in, whole);
     }
 }
@@ -391,9 +403,10 @@ static void write_cb (struct bufferevent *bev, void *arg)
     /* all written: stop watching for writability (conn_write_now) */
     if (left == 0)
         bufferevent_disable (bev, EV_WRITE);
-    if (c->closing && !c->lingering && left == 0)
+    if (c->state == CONN_CLOSING && left == 0)
         conn_linger (c);
-    else if (c->paused && !c->dead && left <= CONN_OUTPUT_PAUSE / 2)
+    else if (c->paused && c->state != CONN_DEAD
+             && left <= CONN_OUTPUT_PAUSE / 2)
         conn_unpause (c);
 }
 
@@ -414,7 +427,7 @@ static void hup_cb (evutil_socket_t fd, short what, void *arg)
     (void) what;
     struct berthd *d = arg;
     for (struct conn *c = d->conns; c; c = c->next) {
-        if (!c->eof || c->dead || c->lingering)
+        if (!c->eof || c->state >= CONN_LINGERING)
             continue;
         if (peer_gone (c)) {
             conn_drop_holdings (c);
@@ -463,7 +476,9 @@ static void conn_half_closed (struct conn *c)
 /* The socket gave end-of-file (error: or failed). */
 static void conn_input_ended (struct conn *c, bool error)
 {
-    if (!error && !c->closing && !peer_gone (c)) {
+    /* (a dead connection reads nothing: its read event is deleted and its
+     * bufferevent disabled) */
+    if (!error && c->state == CONN_OPEN && !peer_gone (c)) {
         conn_half_closed (c);
         return;
     }
@@ -497,12 +512,12 @@ static void linger_read (struct conn *c, evutil_socket_t fd, short what)
 static void read_cb (evutil_socket_t fd, short what, void *arg)
 {
     struct conn *c = arg;
-    if (c->lingering) {
+    if (c->state == CONN_LINGERING) {
         linger_read (c, fd, what);
         return;
     }
     size_t have = evbuffer_get_length (c->in);
-    if (have >= INPUT_MAX || c->dead) {
+    if (have >= INPUT_MAX || c->state == CONN_DEAD) {
         conn_update_reading (c);
         return;
     }
@@ -554,7 +569,7 @@ static void event_cb (struct bufferevent *bev, short what, void *arg)
 {
     (void) bev;
     struct conn *c = arg;
-    if (c->lingering) {
+    if (c->state == CONN_LINGERING) {
         conn_free (c);
         return;
     }
@@ -567,7 +582,7 @@ static void deferred_cb (evutil_socket_t fd, short what, void *arg)
     (void) fd;
     (void) what;
     struct conn *c = arg;
-    if (c->dead)
+    if (c->state == CONN_DEAD)
         conn_free (c);
     else
         conn_process (c);

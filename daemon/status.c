@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "allocation_json.h"
 #include "berth_config.h"
 #include "berthd.h"
 #include "idset.h"
@@ -16,7 +17,7 @@ static json_t *mb (int64_t v)
     return v >= 0 ? json_integer (v) : json_null ();
 }
 
-json_t *status_allocation (struct berthd *d, bool ask_time_left)
+json_t *status_allocation (struct berthd *d)
 {
     json_t *a = allocation_to_json (d->alloc);
     json_t *nodes = a ? json_object_get (a, "nodes") : NULL;
@@ -65,7 +66,7 @@ json_t *status_allocation (struct berthd *d, bool ask_time_left)
     json_object_set_new (a, "launcher", json_string (d->caps.desc));
     json_object_set_new (a, "layout", json_string (
         d->layout == LEDGER_SCHEDULER ? "scheduler" : "cpu_binding"));
-    jobend_status (d, a, ask_time_left);
+    jobend_status (d, a);
     return a;
 }
 

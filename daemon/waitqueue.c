@@ -12,7 +12,7 @@ struct entry {
     enum ledger_layout layout;
     char *label;
     int priority;
-    double added, deadline;   /* deadline < 0: none */
+    double added;
     double duration;          /* < 0: not stated */
     int overtaken;
     char why[256];            /* from the last try */
@@ -102,7 +102,6 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
     e->layout = r->layout;
     e->priority = r->priority;
     e->added = r->since > 0 && r->since < now ? r->since : now;
-    e->deadline = r->timeout >= 0 ? now + r->timeout : -1;
     e->duration = r->duration > 0 ? r->duration : -1;
     if (r->why && *r->why) {
         snprintf (e->why, sizeof (e->why), "%s", r->why);
@@ -139,21 +138,6 @@ int waitqueue_cancel (struct waitqueue *q, uint64_t ticket,
     return errprintf_code (err, "not_found", "no waiting request #%llu: it "
                            "was granted, timed out or cancelled already",
                            (unsigned long long) ticket);
-}
-
-int waitqueue_remove_owner (struct waitqueue *q, uint64_t owner)
-{
-    int removed = 0, j = 0;
-    for (int i = 0; i < q->n; i++) {
-        if (q->e[i]->owner == owner) {
-            entry_free (q->e[i]);
-            removed++;
-        } else {
-            q->e[j++] = q->e[i];
-        }
-    }
-    q->n = j;
-    return removed;
 }
 
 /* Overtaken often enough, or waited long enough: hold what frees for it. */
@@ -313,47 +297,6 @@ int waitqueue_schedule (struct waitqueue *q, double now,
     *out = v;
     *count = n;
     return 0;
-}
-
-int waitqueue_expire (struct waitqueue *q, double now,
-                      struct waitqueue_result **out, int *count,
-                      berth_error_t *err)
-{
-    struct waitqueue_result *v = NULL;
-    int n = 0, cap = 0;
-    for (int i = 0; i < q->n; i++) {
-        const struct entry *e = q->e[i];
-        if (e->deadline >= 0 && now >= e->deadline
-            && push (&v, &n, &cap, (struct waitqueue_result) {
-                   e->ticket, e->owner, 0, now - e->added }) < 0) {
-            free (v);
-            return errprintf (err, "out of memory expiring requests");
-        }
-    }
-    for (int i = 0, j = 0; i < n; i++) {
-        while (q->e[j]->ticket != v[i].ticket)
-            j++;
-        entry_free (q->e[j]);
-        remove_at (q, j);
-    }
-    *out = v;
-    *count = n;
-    return 0;
-}
-
-double waitqueue_next_deadline (const struct waitqueue *q)
-{
-    double best = -1;
-    for (int i = 0; i < q->n; i++) {
-        const struct entry *e = q->e[i];
-        double t = e->deadline;
-        if (q->cfg.max_wait >= 0
-            && (t < 0 || e->added + q->cfg.max_wait < t))
-            t = e->added + q->cfg.max_wait;
-        if (t >= 0 && (best < 0 || t < best))
-            best = t;
-    }
-    return best;
 }
 
 int waitqueue_length (const struct waitqueue *q)

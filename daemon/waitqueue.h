@@ -33,8 +33,7 @@ struct waitqueue_request {
     enum ledger_layout layout;
     const char *label;        /* copied; may be NULL */
     int priority;             /* higher first; ties by arrival */
-    double timeout;           /* seconds from now; < 0: waits for ever */
-    uint64_t owner;           /* the connection, for removal on disconnect */
+    uint64_t owner;           /* the connection, handed back with its grant */
     double duration;          /* seconds it expects to run; <= 0: not stated
                                  (so a zeroed request states none) */
     double since;             /* a request sent again after a restart: when
@@ -45,7 +44,7 @@ struct waitqueue_request {
                                  queued (copied); NULL: not tried yet */
 };
 
-/* A request that left the queue: granted (lease != 0) or timed out. */
+/* A request that left the queue granted. */
 struct waitqueue_result {
     uint64_t ticket, owner, lease;
     double waited;            /* seconds */
@@ -80,9 +79,6 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
 int waitqueue_cancel (struct waitqueue *q, uint64_t ticket,
                       berth_error_t *err);
 
-/* Drop every request of an owner that went away; returns how many. */
-int waitqueue_remove_owner (struct waitqueue *q, uint64_t owner);
-
 /* Start what can start now, in order, acquiring from the ledger. *out is a
  * new array (free it; NULL when *count is 0) of the grants, in grant order;
  * a grant of a request that stated a duration has its expected end set in
@@ -90,16 +86,6 @@ int waitqueue_remove_owner (struct waitqueue *q, uint64_t owner);
 int waitqueue_schedule (struct waitqueue *q, double now,
                         struct waitqueue_result **out, int *count,
                         berth_error_t *err);
-
-/* Remove requests whose timeout has passed at now; same output shape, with
- * lease 0. */
-int waitqueue_expire (struct waitqueue *q, double now,
-                      struct waitqueue_result **out, int *count,
-                      berth_error_t *err);
-
-/* The earliest time at which a timeout or the time bound falls due, for the
- * event loop's timer; -1 when none. */
-double waitqueue_next_deadline (const struct waitqueue *q);
 
 int waitqueue_length (const struct waitqueue *q);
 

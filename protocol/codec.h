@@ -203,7 +203,6 @@ struct proto_event {
                                    * ncores, gpus}], each checked */
 };
 
-json_t *proto_event_granted (double time, const struct proto_lease *lease);
 json_t *proto_event_waited (double time, const char *label, int position,
                             const char *why);
 /* reason: "released", "disconnected", "expired", "owner_exited", "forced" */

@@ -17,16 +17,6 @@ void proto_event_free (struct proto_event *ev)
     proto_lease_init (&ev->lease);
 }
 
-json_t *proto_event_granted (double time, const struct proto_lease *lease)
-{
-    json_t *body = proto_lease_json (lease);
-    json_t *o = body ? codec_merge (json_pack ("{s:s s:f}", "event", "granted", "time", time),
-                              body)
-                     : NULL;
-    json_decref (body);
-    return o;
-}
-
 json_t *proto_event_waited (double time, const char *label, int position,
                             const char *why)
 {

@@ -7,6 +7,7 @@ set -euo pipefail
 pkgs=(build-essential clang meson ninja-build pkg-config python3
       libevent-dev libjansson-dev libjsmn-dev libsystemd-dev check
       systemd tmux parallel valgrind strace
+      python3-venv python3-mypy
       slurmctld slurmd slurm-client munge slurm-wlm-torque
       openmpi-bin libopenmpi-dev mpich libmpich-dev)
 missing=()

@@ -171,24 +171,23 @@ class Driver:
         self.running = 0
         self.peak = 0
 
-    def request(self, s: Step) -> Dict[str, object]:
+    def acquire(self, s: Step) -> berth.Lease:
+        """The step's request, on a connection of its own (typed keywords)."""
         prog = [sys.executable, os.path.abspath(__file__), "--step", s.name, self.work,
                 str(s.seconds)] + s.deps
-        req: Dict[str, object] = {"label": s.name, "argv": prog}
-        if s.memory:
-            req["memory"] = s.memory
         if s.kind == "local":
-            req.update(local=True, cores=1)
-        elif self.local_only:
+            return berth.acquire(self.socket, label=s.name, argv=prog, memory=s.memory,
+                                 local=True, cores=1)
+        if self.local_only:
             # No launcher: the same width as one local process.
-            req.update(local=True, cores=s.ntasks, min_cores=s.min_tasks)
-        else:
-            req.update(ntasks=s.ntasks, min_tasks=s.min_tasks, cpus_per_task=1)
-        return req
+            return berth.acquire(self.socket, label=s.name, argv=prog, memory=s.memory,
+                                 local=True, cores=s.ntasks, min_cores=s.min_tasks)
+        return berth.acquire(self.socket, label=s.name, argv=prog, memory=s.memory,
+                             ntasks=s.ntasks, min_tasks=s.min_tasks, cpus_per_task=1)
 
     def run_step(self, s: Step) -> None:
         try:
-            with berth.acquire(self.socket, **self.request(s)) as lease:
+            with self.acquire(s) as lease:
                 with self.lock:
                     s.state, s.started, s.lease = "running", time.monotonic(), lease.id
                     s.cores = lease.placement.ncores

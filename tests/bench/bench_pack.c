@@ -171,7 +171,7 @@ static void submit (struct sim *m, int i)
     }
     struct waitqueue_request wr = { .shape = m->s[i].shape,
                                     .layout = LEDGER_CPU_BINDING,
-                                    .timeout = -1, .owner = (uint64_t) i,
+                                    .owner = (uint64_t) i,
                                     .duration = m->estimates
                                                 ? m->s[i].estimate : -1 };
     if (waitqueue_add (m->q, &wr, m->now, &m->s[i].ticket, &err) < 0)

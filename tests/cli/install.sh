@@ -26,8 +26,18 @@ want=(
     "$datadir/bash-completion/completions/berth" "$datadir/doc/berth/PROTOCOL.md"
 )
 for m in "$BERTH_SRCDIR"/machines/*.cfg; do want+=("$datadir/berth/machines/$(basename "$m")"); done
+# the Python client, in the site-packages of the python3 meson found
+while IFS= read -r f; do want+=("${f#"$prefix"/}"); done < <(
+    meson introspect "$BERTH_BUILD_ROOT" --installed | python3 -c '
+import json, sys
+for dst in json.load(sys.stdin).values():
+    if "/berth/" in dst and dst.endswith((".py", "/py.typed")):
+        print(dst)')
+for f in __init__.py aio.py client.py py.typed; do
+    printf '%s\n' "${want[@]}" | grep -q "/berth/$f\$" && ok || not_ok "the Python client's $f is not installed"
+done
 for f in "${want[@]}"; do
-    [[ -s $root/$f ]] && ok || not_ok "not installed: $prefix/$f"
+    [[ -s $root/$f || ($f == */py.typed && -e $root/$f) ]] && ok || not_ok "not installed: $prefix/$f"
 done
 # nothing installed that the list above does not name
 while IFS= read -r f; do

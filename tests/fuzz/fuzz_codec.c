@@ -18,6 +18,7 @@
 #include "fuzz.h"
 #include "launcher.h"
 #include "machine.h"
+#include "machine_select.h"
 #include "render.h"
 #include "request_fast.h"
 

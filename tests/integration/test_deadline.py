@@ -3,7 +3,9 @@
 squeue once, lazily (never at start, at most once per daemon); status shows
 the time left; a request that states a duration running past the end is
 refused (or, with --deadline-policy warn, granted with a warning), also when
-it is granted after waiting. A fake squeue on PATH counts its calls.
+it is granted after waiting. A fake squeue on PATH counts its calls. The
+query runs off the event loop: while it runs, other clients are served, and
+the requests that need its answer wait for it.
 
 usage: BERTHD=build/daemon/berthd test_deadline.py
 """
@@ -15,7 +17,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (BERTHD, CORES_PER_NODE, NODES, Checks, Daemon, slurm_env,  # noqa: E402
-                     status)
+                     status, wait_until)
 
 BERTH = os.path.join(os.path.dirname(os.path.dirname(BERTHD)), "client", "berth")
 ALL = CORES_PER_NODE * len(NODES)
@@ -30,14 +32,29 @@ case "$*" in
 esac
 """
 
+# Asked for the end, it says it has started, then answers only once the test
+# lets it (the file "go"; at most 6 s), and says when it has ended.
+SLOW_SQUEUE = """#!/bin/sh
+echo "$* fmt=$SLURM_TIME_FORMAT" >> "{dir}/calls"
+case "$*" in
+  *%e*) touch "{dir}/started"
+        i=0
+        while [ ! -f "{dir}/go" ] && [ $i -lt 60 ]; do sleep 0.1; i=$((i + 1)); done
+        cat "{dir}/end"
+        touch "{dir}/ended";;
+  *) echo RUNNING;;
+esac
+"""
 
-def daemon(args=(), end_in=3600.0, fail=False, env_end=None):
+
+def daemon(args=(), end_in=3600.0, fail=False, env_end=None, script=FAKE_SQUEUE):
     """A daemon whose fake squeue says the job ends end_in seconds from now."""
     d = Daemon(args=list(args))
     bindir = os.path.join(d.dir, "bin")
     os.mkdir(bindir)
+    d.bindir = bindir
     with open(os.path.join(bindir, "squeue"), "w") as f:
-        f.write(FAKE_SQUEUE.format(dir=bindir))
+        f.write(script.format(dir=bindir))
     os.chmod(os.path.join(bindir, "squeue"), 0o755)
     with open(os.path.join(bindir, "end"), "w") as f:
         f.write(time.strftime("%Y-%m-%dT%H:%M:%S\n", time.gmtime(time.time() + end_in)))
@@ -211,6 +228,91 @@ def test_checked_again_at_grant():
         d.cleanup()
 
 
+def slow_daemon():
+    """A daemon whose squeue answers only when let (SLOW_SQUEUE)."""
+    d = daemon(end_in=3600, script=SLOW_SQUEUE)
+    d.marker = lambda name: os.path.exists(os.path.join(d.bindir, name))
+    return d
+
+
+def start_query(d, label):
+    """A new connection whose acquire states a duration (60 s, 2 cores),
+    once it has started the query."""
+    c = d.client()
+    c.send("acquire", cores=2, duration=60, label=label)
+    t.check(wait_until(lambda: d.marker("started"), timeout=30),
+            "a stated duration starts the query", d.stderr())
+    return c
+
+
+def test_query_off_the_loop():
+    d = slow_daemon()
+    marker = d.marker
+    try:
+        past, other = d.client(), d.client()
+        fits = start_query(d, "fits")
+        past.send("acquire", cores=2, duration=7200, label="past")
+        env = dict(os.environ, BERTH_SOCKET=d.sock)
+        cli = subprocess.Popen([BERTH, "status", "--time-left"], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        st = other.request("status")
+        t.check("allocation" in st and st["allocation"].get("time_left_s") is None
+                and not marker("ended"),
+                "while the query runs, another client's status is answered", str(st))
+        r = other.request("acquire", cores=4)
+        t.check(r.get("ok") and not marker("ended"),
+                "and an acquire without a duration is granted", str(r))
+        r = other.request("release", lease=r.get("lease"))
+        t.check(r.get("ok") and not marker("ended"), "and released", str(r))
+        t.check(cli.poll() is None and not marker("ended"),
+                "berth status --time-left waits for the answer", str(cli.poll()))
+        open(os.path.join(d.bindir, "go"), "w").close()
+        r = fits.reply()
+        t.check(r.get("ok") and "warning" not in r,
+                "then the step that ends before the job is granted", str(r))
+        r = past.reply()
+        t.check(not r.get("ok") and r.get("error", {}).get("code") == "unsatisfiable"
+                and "past the end" in r.get("error", {}).get("message", ""),
+                "and the one that outlasts it is refused", str(r))
+        out, err = cli.communicate(timeout=60)
+        t.check(cli.returncode == 0 and " \u00b7 time left 5" in out.splitlines()[0],
+                "and berth status --time-left shows the time left", out + err)
+        r = other.request("status", time_left=True)["allocation"]
+        t.check(r.get("job_end_source") == "squeue" and r.get("time_left_s", 0) > 3000,
+                "the answer is kept", str(r))
+        t.check(len(calls(d)) == 1, "squeue was asked once in all", str(calls(d)))
+        for c in (fits, past, other):
+            c.close()
+    finally:
+        d.cleanup()
+
+
+def test_drain_while_asking():
+    d = slow_daemon()
+    marker = d.marker
+    try:
+        hold, other = d.client(), d.client()
+        held = hold.request("acquire", cores=2)
+        waiter = start_query(d, "late")
+        r = other.request("shutdown")
+        t.check(r.get("ok"), "a drain begins while it runs", str(r))
+        r = waiter.reply()
+        t.check(r.get("error", {}).get("code") == "shutting_down" and not marker("ended"),
+                "the request waiting for the end is refused at once", str(r))
+        st = other.request("status", time_left=True)
+        t.check(st.get("allocation", {}).get("time_left_s", 0) is None and not marker("ended"),
+                "a draining berthd answers --time-left with what it knows", str(st))
+        hold.request("release", lease=held.get("lease"))
+        t.check(wait_until(lambda: not d.alive(), timeout=30) and d.proc.returncode == 0
+                and not marker("ended"),
+                "and stops once drained, the query still running", d.stderr())
+        open(os.path.join(d.bindir, "go"), "w").close()
+        for c in (hold, waiter, other):
+            c.close()
+    finally:
+        d.cleanup()
+
+
 def test_bad_policy():
     p = subprocess.run([BERTHD, "--foreground", "--deadline-policy", "maybe"],
                        capture_output=True, text=True, timeout=30)
@@ -225,5 +327,7 @@ test_from_environment()
 test_warn_policy()
 test_unknown_end()
 test_checked_again_at_grant()
+test_query_off_the_loop()
+test_drain_while_asking()
 test_bad_policy()
 t.finish()

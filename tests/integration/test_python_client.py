@@ -10,6 +10,7 @@ usage: BERTHD=build/daemon/berthd test_python_client.py
 import ast
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -24,7 +25,7 @@ EXAMPLE = os.path.join(TOP, "contrib", "examples", "polaris_suite.py")
 sys.path.insert(0, HERE)
 sys.path.insert(0, PYDIR)
 import berth  # noqa: E402
-from harness import CORES_PER_NODE, NODES, Checks, Daemon, slurm_env, status, with_srun  # noqa: E402
+from harness import CORES_PER_NODE, NODES, Checks, Daemon, slurm_env, status, wait_until, with_srun  # noqa: E402
 
 ALL = CORES_PER_NODE * len(NODES)
 t = Checks()
@@ -75,14 +76,71 @@ def test_package():
     t.check(type(e) is berth.BerthError and e.code == "new_one", "an unknown code is a BerthError")
 
 
+def test_default_path():
+    """The default socket, by the rule of protocol/socket_path.c and libberth."""
+    uid = os.getuid()
+    p = berth.default_socket_path
+    t.check(p({"XDG_RUNTIME_DIR": "/run/user/7", "SLURM_JOB_ID": "99"}, uid)
+            == "/run/user/7/berth/99.sock", "XDG_RUNTIME_DIR/berth/JOB.sock")
+    t.check(p({"PBS_JOBID": "12.pbs"}, uid) == f"/tmp/berth-{uid}/12.pbs.sock",
+            "no XDG_RUNTIME_DIR: /tmp/berth-UID; PBS_JOBID when there is no Slurm job")
+    t.check(p({"SLURM_JOB_ID": "", "PBS_JOBID": "5"}, uid) == f"/tmp/berth-{uid}/5.sock",
+            "an empty SLURM_JOB_ID counts as unset")
+    t.check(p({"XDG_RUNTIME_DIR": "relative", "SLURM_JOB_ID": "a/b"}, uid)
+            == f"/tmp/berth-{uid}/local.sock", "a relative XDG dir and a job with '/' are not used")
+    e = raises(berth.ConnectFailed, p, {"XDG_RUNTIME_DIR": "/" + "x" * 120}, uid)
+    t.check(isinstance(e, berth.ConnectFailed) and "too long" in e.message,
+            "a default path over the Unix limit: ConnectFailed saying so", repr(e))
+
+
+class DefaultSocketDaemon(Daemon):
+    """berthd left to choose its own socket (no --socket)."""
+
+    def command(self):
+        cmd = super().command()
+        i = cmd.index("--socket")
+        return cmd[:i] + cmd[i + 2:]
+
+
+def test_default_socket():
+    d = DefaultSocketDaemon()
+    xdg = os.path.join(d.dir, "run")
+    os.mkdir(xdg, 0o700)
+    d.env = slurm_env(d.dir, extra={"XDG_RUNTIME_DIR": xdg})
+    d.sock = os.path.join(xdg, "berth", d.env["SLURM_JOB_ID"] + ".sock")
+    saved = {k: os.environ.get(k) for k in ("BERTH_SOCKET", "XDG_RUNTIME_DIR", "SLURM_JOB_ID",
+                                            "PBS_JOBID")}
+    try:
+        d.start()
+        for k in saved:
+            os.environ.pop(k, None)
+        os.environ.update(XDG_RUNTIME_DIR=xdg, SLURM_JOB_ID=d.env["SLURM_JOB_ID"])
+        with berth.connect() as c:
+            t.check(c.path == d.sock and c.hello().get("version") == 1,
+                    "BERTH_SOCKET unset: connect() finds the socket berthd chose by default",
+                    c.path)
+        with berth.acquire(cores=1, label="found") as lease:
+            t.check(lease.label == "found", "and so does berth.acquire()")
+        d.stop()
+        e = raises(berth.ConnectFailed, berth.connect)
+        t.check(isinstance(e, berth.ConnectFailed) and d.sock in e.message
+                and "BERTH_SOCKET is not set" in e.message,
+                "no berthd there: ConnectFailed names the default path and says BERTH_SOCKET "
+                "is not set", repr(e))
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        d.cleanup()
+
+
 def test_connect(d):
     old = os.environ.pop("BERTH_SOCKET", None)
-    e = raises(berth.ConnectFailed, berth.connect)
-    t.check(isinstance(e, berth.ConnectFailed) and "BERTH_SOCKET is not set" in e.message,
-            "no socket named: ConnectFailed says BERTH_SOCKET is not set", repr(e))
     e = raises(berth.ConnectFailed, berth.connect, d.sock + ".none")
-    t.check(isinstance(e, berth.ConnectFailed) and "cannot connect to berthd at" in e.message,
-            "a socket nobody serves: ConnectFailed names it", repr(e))
+    t.check(isinstance(e, berth.ConnectFailed) and "no berthd socket at " + d.sock + ".none"
+            in e.message, "a socket nobody serves: ConnectFailed names it", repr(e))
     os.environ["BERTH_SOCKET"] = d.sock
     with berth.connect() as c:
         h = c.hello()
@@ -140,11 +198,105 @@ def test_acquire(d):
     t.check(lease._client.closed and not status(d)["leases"], "and closes it on release")
     e = None
     try:
-        c.acquire(corez=3)
+        c.acquire(**{"corez": 3})
     except TypeError as ex:
         e = ex
     t.check(e is not None, "an unknown field is a TypeError before anything is sent")
+    e = None
+    try:
+        berth.acquire(d.sock, **{"corez": 3})
+    except TypeError as ex:
+        e = ex
+    t.check(e is not None and "corez" in str(e), "and so for berth.acquire()", repr(e))
     c.close()
+
+
+def fill_but(d, free):
+    """Hold all but `free` cores of node 0 (a Client holding them)."""
+    h = berth.connect(d.sock)
+    h.acquire(ntasks=ALL - CORES_PER_NODE, cpus_per_task=1, label="fill")
+    h.acquire(cores=CORES_PER_NODE - free, label="fill0")
+    return h
+
+
+def queue(d):
+    return status(d)["queue"]
+
+
+def test_close_from_thread(d):
+    """close() from another thread ends a waiting acquire and a watch."""
+    h = fill_but(d, 0)
+    c = berth.connect(d.sock)
+    out = []
+
+    def waits():
+        try:
+            out.append(c.acquire(cores=2, label="waiting"))
+        except BaseException as e:  # noqa: BLE001
+            out.append(e)
+    th = threading.Thread(target=waits)
+    th.start()
+    t.check(wait_until(lambda: [q["label"] for q in queue(d)] == ["waiting"]),
+            "the acquire waits in the queue")
+    c.close()
+    th.join(30)
+    t.check(not th.is_alive() and out and isinstance(out[0], berth.Cancelled),
+            "close() from another thread: the waiting acquire raises Cancelled", repr(out))
+    t.check(wait_until(lambda: not queue(d)), "and its request leaves berthd's queue")
+    w = berth.connect(d.sock)
+    seen = []
+    started = threading.Event()
+
+    def watches():
+        started.set()
+        for ev in w.watch():
+            seen.append(ev)
+    th = threading.Thread(target=watches)
+    th.start()
+    started.wait(10)
+    t.check(wait_until(lambda: status(d)["daemon"]["connections"] >= 3),
+            "a thread watches")
+    w.close()
+    th.join(30)
+    t.check(not th.is_alive(), "close() from another thread ends the watch quietly")
+    h.close()
+    t.check(wait_until(lambda: not status(d)["leases"]), "nothing left held")
+
+
+def test_timeouts(d):
+    """connect(timeout=) bounds connecting only; reply_timeout loses nothing."""
+    h = fill_but(d, 2)
+    c = berth.connect(d.sock, timeout=1)
+    mine = c.acquire(cores=1, label="mine")
+    out = []
+    th = threading.Thread(target=lambda: out.append(c.acquire(cores=2, label="later")))
+    th.start()
+    # the wait outlasts the connect timeout (berthd's own count, no clock here)
+    t.check(wait_until(lambda: any(q["label"] == "later" and q["waited_s"] > 1.5
+                                   for q in queue(d)), 30),
+            "an acquire on connect(timeout=1) waits past 1 s", str(queue(d)))
+    h.close()
+    th.join(30)
+    t.check(len(out) == 1 and out[0].label == "later",
+            "and is granted when room is made (no ProtocolError)", repr(out))
+    held = sorted(x["lease"] for x in status(d)["leases"])
+    t.check(held == sorted([mine.id, out[0].id]), "the lease held before it is still held",
+            str(held))
+    slow = berth.connect(d.sock, reply_timeout=0.5)
+    d.proc.send_signal(signal.SIGSTOP)
+    try:
+        e = raises(berth.ClientTimeout, slow.status)
+    finally:
+        d.proc.send_signal(signal.SIGCONT)
+    t.check(isinstance(e, berth.ClientTimeout) and not isinstance(e, berth.ProtocolError)
+            and "kept" in e.message, "no reply within reply_timeout: ClientTimeout", repr(e))
+    st = slow.status()
+    t.check(sorted(x["lease"] for x in st["leases"]) == held,
+            "the late reply is dropped, the next request is answered, leases are kept",
+            str(st["leases"]))
+    slow.close()
+    c.close()
+    t.check(wait_until(lambda: not status(d)["leases"]), "nothing left held")
 
 
 def test_process_death(d):
@@ -219,13 +371,26 @@ def test_errors(d):
         e = raises(berth.Forbidden, other.release, held.id)
         t.check(isinstance(e, berth.Forbidden), "another connection's lease: Forbidden", repr(e))
     held.release()
-    big = berth.connect(d.sock)
+    big = berth.connect(d.sock, reconnect=0)
     e = raises(berth.TooLarge, big.request, "status", pad="x" * 70000)
     t.check(isinstance(e, berth.TooLarge), "a line over the limit: TooLarge", repr(e))
     e = raises(berth.ProtocolError, big.status)
     t.check(isinstance(e, berth.ProtocolError) and "closed the connection" in e.message,
-            "then berthd closes the connection: ProtocolError", repr(e))
+            "then berthd closes the connection: ProtocolError (reconnect=0)", repr(e))
     big.close()
+    again = berth.connect(d.sock)
+    held = again.acquire(cores=2, label="on-a-closed-line")
+    e = raises(berth.TooLarge, again.request, "status", pad="x" * 70000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        st = again.status()
+    t.check("leases" in st and again.reconnects == 1,
+            "by default the client connects again after berthd closed the connection",
+            f"{again.reconnects} reconnects")
+    t.check(held.lost and held.released and any(held.id in str(w.message) for w in caught),
+            "and says that the lease held on the closed one ended (RuntimeWarning, .lost)",
+            f"{held.lost} {[str(w.message) for w in caught]}")
+    again.close()
     e = raises(berth.ConnectFailed, big.status)
     t.check(isinstance(e, berth.ConnectFailed), "a closed client: ConnectFailed", repr(e))
     c.close()
@@ -299,6 +464,28 @@ def test_localhost():
             t.check(out.strip() == str(sorted(lease.cpus())),
                     "a local step runs under the placed affinity", out + " vs " +
                     str(sorted(lease.cpus())))
+            echo = [sys.executable, "-c", "import os, sys; print(sys.stdin.read().upper(), "
+                    "os.environ['BERTH_LEASE'], os.environ.get('EXTRA'), os.getcwd())"]
+            p = lease.run(echo, input="abc", capture_output=True, text=True,
+                          env={"EXTRA": "x", "PATH": os.environ.get("PATH", "")}, cwd="/")
+            t.check(p.returncode == 0 and p.stdout.split() == ["ABC", lease.id, "x", "/"]
+                    and p.stderr == "",
+                    "lease.run takes input=, capture_output=, text=, env= (a base), cwd=",
+                    repr(p))
+            e = None
+            try:
+                lease.run([sys.executable, "-c", "import sys; sys.exit(4)"], check=True,
+                          capture_output=True)
+            except subprocess.CalledProcessError as ex:
+                e = ex
+            t.check(e is not None and e.returncode == 4, "check=True: CalledProcessError",
+                    repr(e))
+            e = None
+            try:
+                lease.run([sys.executable, "-c", "import time; time.sleep(60)"], timeout=0.5)
+            except subprocess.TimeoutExpired as ex:
+                e = ex
+            t.check(e is not None, "timeout=: TimeoutExpired, the step killed", repr(e))
             t.check(os.sched_getaffinity(0) == set(os.sched_getaffinity(0)),
                     "and this process's affinity is left as it was")
         lease = c.acquire(ntasks=1, argv=["prog"])
@@ -322,6 +509,8 @@ def test_localhost():
 
 
 test_package()
+test_default_path()
+test_default_socket()
 main = with_srun(Daemon()).start()
 try:
     test_connect(main)
@@ -329,6 +518,8 @@ try:
     test_process_death(main)
     test_watch(main)
     test_errors(main)
+    test_close_from_thread(main)
+    test_timeouts(main)
     test_local_through_srun(main)
 finally:
     main.cleanup()

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "machine.h"
+#include "machine_select.h"
 
 struct fake {
     const char *vars[16];   /* "NAME=value" */

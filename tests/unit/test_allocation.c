@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "allocation.h"
+#include "allocation_discover.h"
+#include "allocation_json.h"
 #include "idset.h"
 #include "testutil.h"
 

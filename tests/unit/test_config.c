@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_file.h"
 #include "testutil.h"
 
 static struct config *load (const char *text, berth_error_t *err)

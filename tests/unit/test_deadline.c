@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "deadline.h"
+#include "deadline_query.h"
 #include "testutil.h"
 
 #define HAS(text, want) ck_assert_msg (strstr (text, want), "missing [%s] in [%s]", want, text)

@@ -1,5 +1,5 @@
 /* berthd's id map: put, get, remove (with probe runs re-seated), growth,
- * and visiting every value. */
+ * visiting every value, and walking them with idmap_next. */
 #include <stdint.h>
 
 #include "idmap.h"
@@ -75,6 +75,29 @@ START_TEST (test_churn)
 }
 END_TEST
 
+START_TEST (test_next_walks_each_once)
+{
+    /* a walk after removals meets every remaining value exactly once */
+    struct idmap *m = idmap_create ();
+    static int vals[300];
+    int seen[300] = { 0 };
+    for (uint64_t i = 1; i <= 300; i++)
+        ck_assert_int_eq (idmap_put (m, i * 64, &vals[i - 1]), 0);
+    for (uint64_t i = 1; i <= 300; i += 2)
+        ck_assert_ptr_eq (idmap_remove (m, i * 64), &vals[i - 1]);
+    size_t pos = 0, n = 0;
+    for (int *v; (v = idmap_next (m, &pos));) {
+        seen[v - vals]++;
+        n++;
+    }
+    ck_assert_uint_eq (n, 150);
+    for (int i = 0; i < 300; i++)
+        ck_assert_int_eq (seen[i], i % 2 ? 1 : 0);
+    ck_assert_ptr_null (idmap_next (m, &pos));     /* stays at the end */
+    idmap_destroy (m);
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("idmap");
@@ -82,6 +105,7 @@ int main (void)
     tcase_add_test (tc, test_put_get_remove);
     tcase_add_test (tc, test_zero_refused);
     tcase_add_test (tc, test_churn);
+    tcase_add_test (tc, test_next_walks_each_once);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

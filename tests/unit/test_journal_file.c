@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "codec.h"
+#include "grant_json.h"
 #include "journal_file.h"
 #include "testutil.h"
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "launcher.h"
+#include "launcher_detect.h"
 #include "testutil.h"
 
 START_TEST (names)

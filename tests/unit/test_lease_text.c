@@ -3,6 +3,7 @@
  * alike, reals written alike; bad input refused. */
 #include <string.h>
 
+#include "grant_json.h"
 #include "journal_file.h"
 #include "lease_text.h"
 #include "testutil.h"

@@ -657,8 +657,8 @@ START_TEST (reservations)
     acq (l, single (7, 0, -1), LEDGER_CPU_BINDING);                /* n3 */
     struct step_shape whole = single (8, 0, -1);
     int nodes[4];
-    ck_assert_int_eq (ledger_reserve_for (l, &whole, LEDGER_CPU_BINDING,
-                                          nodes, 4), 1);
+    ck_assert_int_eq (ledger_reserve_for_at (l, &whole, LEDGER_CPU_BINDING, 0,
+                                             nodes, 4), 1);
     ck_assert_int_eq (nodes[0], 1);      /* 4 free: the nearest to 8 */
     check (l);
     /* 3 cores fit only n1, which is held back */
@@ -670,10 +670,10 @@ START_TEST (reservations)
     ck_assert_int_ne (ledger_lease_find (l, one)->nodes[0].node, 1);
     /* a span of two whole nodes: nothing else may be held beside n1 ... */
     struct step_shape two = ranks (16, 1, 0, -1);
-    ck_assert_int_eq (ledger_reserve_for (l, &two, LEDGER_CPU_BINDING, nodes,
-                                          4), 2);
-    ck_assert_int_eq (ledger_reserve_for (l, &two, LEDGER_CPU_BINDING, nodes,
-                                          4), 0);
+    ck_assert_int_eq (ledger_reserve_for_at (l, &two, LEDGER_CPU_BINDING, 0,
+                                             nodes, 4), 2);
+    ck_assert_int_eq (ledger_reserve_for_at (l, &two, LEDGER_CPU_BINDING, 0,
+                                             nodes, 4), 0);
     ledger_unreserve (l);
     check (l);
     /* ... held again on the same nodes; a node held twice is refused */
@@ -691,19 +691,19 @@ START_TEST (reservations)
     /* a shape no node holds, and a local step on a ledger without a local
      * node, reserve nothing */
     struct step_shape huge = single (9, 0, -1);
-    ck_assert_int_eq (ledger_reserve_for (l, &huge, LEDGER_CPU_BINDING, nodes,
-                                          4), 0);
+    ck_assert_int_eq (ledger_reserve_for_at (l, &huge, LEDGER_CPU_BINDING, 0,
+                                             nodes, 4), 0);
     ledger_destroy (l);
     l = mk (2, 8, 0, -1, -1);
     struct step_shape loc = single (1, 0, -1);
     loc.local = true;
-    ck_assert_int_eq (ledger_reserve_for (l, &loc, LEDGER_CPU_BINDING, nodes,
-                                          4), 0);
+    ck_assert_int_eq (ledger_reserve_for_at (l, &loc, LEDGER_CPU_BINDING, 0,
+                                             nodes, 4), 0);
     ledger_destroy (l);
     /* the local node held back takes no local step */
     l = mk (2, 8, 0, -1, 0);
-    ck_assert_int_eq (ledger_reserve_for (l, &loc, LEDGER_CPU_BINDING, nodes,
-                                          4), 1);
+    ck_assert_int_eq (ledger_reserve_for_at (l, &loc, LEDGER_CPU_BINDING, 0,
+                                             nodes, 4), 1);
     ck_assert_int_eq (nodes[0], 0);
     ck_assert_int_eq (ledger_acquire (l, &loc, LEDGER_CPU_BINDING, &id, NULL,
                                       0, &err), 1);
@@ -752,13 +752,9 @@ START_TEST (estimated_ends)
                == -1);
     ck_assert (ledger_ready_at (l, &whole, LEDGER_CPU_BINDING, &n0, 0, 10)
                == -1);
-    /* by free cores n0 is nearest to 8; by expected ends n1 is (30), and
-     * n2 waits on a lease with no estimate */
+    /* by free cores n0 is nearest to 8, but by expected ends n1 is (30),
+     * and n2 waits on a lease with no estimate */
     int nodes[3];
-    ck_assert_int_eq (ledger_reserve_for (l, &whole, LEDGER_CPU_BINDING,
-                                          nodes, 3), 1);
-    ck_assert_int_eq (nodes[0], 0);
-    ledger_unreserve (l);
     ck_assert_int_eq (ledger_reserve_for_at (l, &whole, LEDGER_CPU_BINDING,
                                              10, nodes, 3), 1);
     ck_assert_int_eq (nodes[0], 1);

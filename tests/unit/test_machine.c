@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "machine.h"
+#include "machine_select.h"
 #include "machine_fake.h"
 #include "testutil.h"
 

@@ -897,6 +897,45 @@ START_TEST (shell_quote)
 }
 END_TEST
 
+/* The BERTH_* variables berthd sends and libberth derives: in order, cores
+ * of the first node as an id set, GPUs in their order, memory only when
+ * known, the visible-devices variable only when asked for. */
+START_TEST (lease_env)
+{
+    int c0[] = { 0, 1, 2, 5 }, c1[] = { 3 }, gpus[] = { 1, 0 };
+    struct placement_node nodes[] = { { "n1", c0, 4, NULL, 0 },
+                                      { "n2", c1, 1, NULL, 0 } };
+    struct placement p = { nodes, 2, 2, gpus, 2, false };
+    struct env_set_item *env = NULL;
+    int n = 0;
+    ck_assert_int_eq (render_lease_env (&p, "L7", 8000, "CUDA_VISIBLE_DEVICES",
+                                        &env, &n), 0);
+    const char *want[][2] = { { "BERTH_LEASE", "L7" }, { "BERTH_NODES", "n1,n2" },
+                              { "BERTH_CORES", "0-2,5" }, { "BERTH_GPUS", "1,0" },
+                              { "BERTH_MEMORY_MB", "8000" },
+                              { "CUDA_VISIBLE_DEVICES", "1,0" } };
+    ck_assert_int_eq (n, 6);
+    for (int i = 0; i < n; i++) {
+        ck_assert_str_eq (env[i].name, want[i][0]);
+        ck_assert_str_eq (env[i].value, want[i][1]);
+    }
+    env_set_free (env, n);
+    /* no memory figure, no GPUs, no nodes */
+    struct placement none = { NULL, 0, 0, NULL, 0, false };
+    env = NULL;
+    n = 0;
+    ck_assert_int_eq (render_lease_env (&none, "L8", -1, NULL, &env, &n), 0);
+    ck_assert_int_eq (n, 4);
+    ck_assert_str_eq (env[1].value, "");
+    ck_assert_str_eq (env[2].value, "");
+    ck_assert_str_eq (env[3].value, "");
+    env_set_free (env, n);
+    char *ids = render_id_list (gpus, 0);
+    ck_assert_str_eq (ids, "");
+    free (ids);
+}
+END_TEST
+
 START_TEST (free_is_safe)
 {
     struct launch l = { 0 };
@@ -933,6 +972,7 @@ int main (void)
     tcase_add_test (tc, request_errors);
     tcase_add_test (tc, shell_quote);
     tcase_add_test (tc, free_is_safe);
+    tcase_add_test (tc, lease_env);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

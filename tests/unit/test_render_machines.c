@@ -6,6 +6,7 @@
 
 #include "launcher.h"
 #include "machine.h"
+#include "machine_select.h"
 #include "placement.h"
 #include "render.h"
 #include "testutil.h"

@@ -4,7 +4,9 @@
 
 #include "config.h"
 #include "machine.h"
+#include "machine_select.h"
 #include "resolve.h"
+#include "resolve_view.h"
 #include "wallclock.h"
 #include "testutil.h"
 

@@ -2,6 +2,7 @@
 
 #include "config.h"
 #include "targets.h"
+#include "targets_view.h"
 #include "testutil.h"
 
 static struct config *cfg_of (const char *text)

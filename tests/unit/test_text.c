@@ -38,6 +38,31 @@ START_TEST (first_line)
 }
 END_TEST
 
+/* One quoter for render, the CLI and berthd's ready line: bare where no
+ * shell reads anything into the word, else single quotes. */
+START_TEST (shell_words)
+{
+    const struct { const char *in; bool always; const char *want; } cases[] = {
+        { "a,b/c.d-e_f+g:h=i@j%k", false, "a,b/c.d-e_f+g:h=i@j%k" },
+        { "two words", false, "'two words'" },
+        { "it's", false, "'it'\\''s'" },
+        { "''", false, "''\\'''\\'''" },
+        { "", false, "''" },
+        { "$HOME", false, "'$HOME'" },
+        { "/tmp/b.sock", true, "'/tmp/b.sock'" },
+        { "", true, "''" },
+    };
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        struct text_buf b = { 0 };
+        text_buf_shell_word (&b, cases[i].in, cases[i].always);
+        ck_assert (!b.bad);
+        ck_assert_msg (strcmp (b.s, cases[i].want) == 0, "%s: want %s, got %s",
+                       cases[i].in, cases[i].want, b.s);
+        free (b.s);
+    }
+}
+END_TEST
+
 START_TEST (text_buf_writes)
 {
     struct text_buf b = { 0 };
@@ -72,6 +97,7 @@ int main (void)
     tcase_add_test (tc, trim_span_and_dup);
     tcase_add_test (tc, first_line);
     tcase_add_test (tc, text_buf_writes);
+    tcase_add_test (tc, shell_words);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

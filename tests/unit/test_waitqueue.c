@@ -1,5 +1,5 @@
 /* The wait queue: order, backfill, the starvation bound, priority,
- * timeouts, cancel and removal. Time is passed in, never read. */
+ * cancel. Time is passed in, never read. */
 #include <stdio.h>
 #include <string.h>
 
@@ -44,14 +44,14 @@ static uint64_t hold (struct ledger *l, int cores)
 
 /* A request for one task of some cores; a duration of 0 states none. */
 static uint64_t add_req (struct waitqueue *q, const char *label, int cores,
-                         int prio, double timeout, double duration,
-                         uint64_t owner, double now)
+                         int prio, double duration, uint64_t owner,
+                         double now)
 {
     struct waitqueue_request r = {
         .shape = { .ntasks = 1, .cpus_per_task = cores, .cores = cores,
                    .memory = -1, .budget = -1 },
         .layout = LEDGER_CPU_BINDING, .label = label, .priority = prio,
-        .timeout = timeout, .owner = owner, .duration = duration,
+        .owner = owner, .duration = duration,
     };
     uint64_t t;
     ck_assert_int_eq (waitqueue_add (q, &r, now, &t, &err), 0);
@@ -59,16 +59,16 @@ static uint64_t add_req (struct waitqueue *q, const char *label, int cores,
 }
 
 static uint64_t add (struct waitqueue *q, const char *label, int cores,
-                     int prio, double timeout, uint64_t owner, double now)
+                     int prio, uint64_t owner, double now)
 {
-    return add_req (q, label, cores, prio, timeout, 0, owner, now);
+    return add_req (q, label, cores, prio, 0, owner, now);
 }
 
 /* A request that states how long it expects to run. */
 static uint64_t add_d (struct waitqueue *q, const char *label, int cores,
                        double duration, uint64_t owner, double now)
 {
-    return add_req (q, label, cores, 0, -1, duration, owner, now);
+    return add_req (q, label, cores, 0, duration, owner, now);
 }
 
 static struct waitqueue_result res[64];
@@ -107,8 +107,8 @@ START_TEST (order_and_backfill)
     struct ledger *l = mk (1, 8);
     struct waitqueue *q = mkq (l, 16, -1);
     hold (l, 6);
-    uint64_t a = add (q, "a", 4, 0, -1, 1, 0);
-    uint64_t b = add (q, "b", 2, 0, -1, 2, 1);
+    uint64_t a = add (q, "a", 4, 0, 1, 0);
+    uint64_t b = add (q, "b", 2, 0, 2, 1);
     ck_assert_str_eq (reason (q, 0), "not tried yet");
     ck_assert_int_eq (sched (q, l, 3), 1);
     ck_assert_int_eq (res[0].ticket, b);
@@ -116,7 +116,7 @@ START_TEST (order_and_backfill)
     ck_assert (res[0].waited == 2.0);
     ck_assert_ptr_nonnull (ledger_lease_find (l, res[0].lease));
     ck_assert_int_eq (waitqueue_length (q), 1);
-    add (q, "c", 1, 0, -1, 3, 4);
+    add (q, "c", 1, 0, 3, 4);
     ck_assert_int_eq (sched (q, l, 5), 0);
     struct waitqueue_entry_info info;
     ck_assert_int_eq (waitqueue_entry (q, 0, &info), 0);
@@ -141,7 +141,7 @@ START_TEST (arrival_order)
     struct waitqueue *q = mkq (l, 16, -1);
     uint64_t t[3];
     for (int i = 0; i < 3; i++)
-        t[i] = add (q, NULL, 2, 0, -1, 0, i);
+        t[i] = add (q, NULL, 2, 0, 0, i);
     ck_assert_int_eq (sched (q, l, 3), 3);
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq (res[i].ticket, t[i]);
@@ -161,12 +161,12 @@ START_TEST (resumed_keeps_its_place)
     struct ledger *l = mk (1, 8);
     struct waitqueue *q = mkq (l, 0, -1);       /* strict order */
     uint64_t x = hold (l, 8);
-    uint64_t early = add (q, "early", 8, 0, -1, 1, 1.0);
-    uint64_t later = add (q, "later", 8, 0, -1, 2, 5.0);
+    uint64_t early = add (q, "early", 8, 0, 1, 1.0);
+    uint64_t later = add (q, "later", 8, 0, 2, 5.0);
     struct waitqueue_request r = {
         .shape = { .ntasks = 1, .cpus_per_task = 8, .cores = 8,
                    .memory = -1, .budget = -1 },
-        .layout = LEDGER_CPU_BINDING, .label = "resumed", .timeout = -1,
+        .layout = LEDGER_CPU_BINDING, .label = "resumed",
         .owner = 3, .since = 2.0,
     };
     uint64_t resumed;
@@ -204,13 +204,13 @@ START_TEST (starvation_by_overtakes)
     struct ledger *l = mk (1, 8);
     struct waitqueue *q = mkq (l, 2, -1);
     uint64_t x = hold (l, 6);
-    uint64_t a = add (q, "a", 4, 0, -1, 1, 0);
+    uint64_t a = add (q, "a", 4, 0, 1, 0);
     for (int i = 0; i < 2; i++) {
-        add (q, "b", 2, 0, -1, 2, 1);
+        add (q, "b", 2, 0, 2, 1);
         ck_assert_int_eq (sched (q, l, 2), 1);
         ck_assert_int_eq (ledger_release (l, res[0].lease, &err), 0);
     }
-    uint64_t c = add (q, "c", 2, 0, -1, 3, 3);
+    uint64_t c = add (q, "c", 2, 0, 3, 3);
     ck_assert_int_eq (sched (q, l, 4), 0);          /* held for a */
     ck_assert_str_eq (reason (q, 1), "held for #1 (overtaken 2 of 2 times)");
     ck_assert_int_eq (ledger_release (l, x, &err), 0);
@@ -227,13 +227,12 @@ START_TEST (starvation_by_time)
     struct ledger *l = mk (1, 8);
     struct waitqueue *q = mkq (l, 100, 10);
     hold (l, 6);
-    add (q, "a", 4, 0, -1, 1, 0);
-    add (q, "b", 1, 0, -1, 2, 1);
+    add (q, "a", 4, 0, 1, 0);
+    add (q, "b", 1, 0, 2, 1);
     ck_assert_int_eq (sched (q, l, 5), 1);          /* backfill */
-    add (q, "c", 1, 0, -1, 3, 6);
+    add (q, "c", 1, 0, 3, 6);
     ck_assert_int_eq (sched (q, l, 11), 0);         /* a waited 11 s */
     ck_assert_str_eq (reason (q, 1), "held for #1 (waited 11s of 10s)");
-    ck_assert (waitqueue_next_deadline (q) == 10.0);
     waitqueue_destroy (q);
     ledger_destroy (l);
 }
@@ -248,11 +247,11 @@ START_TEST (starvation_holds_nodes)
     struct waitqueue *q = mkq (l, 1, -1);
     uint64_t x = hold (l, 6);                       /* n0: 2 free */
     hold (l, 5);                                    /* n1: 3 free */
-    uint64_t a = add (q, "a", 8, 0, -1, 1, 0);
-    add (q, "b", 3, 0, -1, 2, 1);
+    uint64_t a = add (q, "a", 8, 0, 1, 0);
+    add (q, "b", 3, 0, 2, 1);
     ck_assert_int_eq (sched (q, l, 2), 1);          /* b overtakes a */
-    uint64_t c = add (q, "c", 2, 0, -1, 3, 3);
-    uint64_t d = add (q, "d", 1, 0, -1, 4, 3);
+    uint64_t c = add (q, "c", 2, 0, 3, 3);
+    uint64_t d = add (q, "d", 1, 0, 4, 3);
     /* a is held for: n0 (2 free after b went to n1) is nearest to 8 ... */
     ck_assert_int_eq (sched (q, l, 4), 0);
     ck_assert_str_eq (reason (q, 1), "held for #1 (overtaken 1 of 1 times)");
@@ -284,7 +283,7 @@ START_TEST (durations_backfill_held_nodes)
     struct waitqueue *q = mkq (l, 1, -1);
     uint64_t x = hold (l, 6);
     ck_assert_int_eq (ledger_lease_set_end (l, x, 100), 0);
-    uint64_t a = add (q, "a", 8, 0, -1, 1, 0);
+    uint64_t a = add (q, "a", 8, 0, 1, 0);
     uint64_t b = add_d (q, "b", 2, 50, 2, 0);
     ck_assert_int_eq (sched (q, l, 0), 1);          /* b overtakes a */
     ck_assert_int_eq (res[0].ticket, b);
@@ -292,7 +291,7 @@ START_TEST (durations_backfill_held_nodes)
     ck_assert_int_eq (ledger_release (l, res[0].lease, &err), 0);
     uint64_t c = add_d (q, "c", 2, 200, 3, 10);     /* would end at 210 */
     uint64_t d = add_d (q, "d", 2, 80, 4, 10);      /* ends at 90 < 100 */
-    uint64_t e = add (q, "e", 1, 0, -1, 5, 10);     /* states nothing */
+    uint64_t e = add (q, "e", 1, 0, 5, 10);     /* states nothing */
     ck_assert_int_eq (sched (q, l, 10), 1);
     ck_assert_int_eq (res[0].ticket, d);
     ck_assert (ledger_lease_find (l, res[0].lease)->est_end == 90);
@@ -332,13 +331,13 @@ START_TEST (durations_choose_held_nodes)
     ck_assert_str_eq (ledger_node_name_of (l, x), "n1");
     ck_assert_int_eq (ledger_lease_set_end (l, y, 20), 0);
     ck_assert_int_eq (ledger_lease_set_end (l, x, 500), 0);
-    add (q, "a", 8, 0, -1, 1, 0);
+    add (q, "a", 8, 0, 1, 0);
     add_d (q, "b", 2, 1000, 2, 0);
     ck_assert_int_eq (sched (q, l, 0), 1);          /* b overtakes a */
     ck_assert_str_eq (ledger_node_name_of (l, res[0].lease), "n1");
     /* n0 frees at 20, n1 (b) at 1000: n0 is held, though n1 has 4 free
      * cores to n0's 1, so a one-core request goes to n1 */
-    add (q, "c", 1, 0, -1, 3, 1);
+    add (q, "c", 1, 0, 3, 1);
     ck_assert_int_eq (sched (q, l, 1), 1);
     ck_assert_str_eq (ledger_node_name_of (l, res[0].lease), "n1");
     waitqueue_destroy (q);
@@ -351,8 +350,8 @@ START_TEST (strict_order)
     struct ledger *l = mk (1, 8);
     struct waitqueue *q = mkq (l, 0, -1);
     hold (l, 6);
-    add (q, "a", 4, 0, -1, 1, 0);
-    add (q, "b", 2, 0, -1, 2, 0);
+    add (q, "a", 4, 0, 1, 0);
+    add (q, "b", 2, 0, 2, 0);
     ck_assert_int_eq (sched (q, l, 1), 0);
     ck_assert_str_eq (reason (q, 0), "no node with 4 free cores (best: 2)");
     ck_assert_str_eq (reason (q, 1), "held for #1 (overtaken 0 of 0 times)");
@@ -366,9 +365,9 @@ START_TEST (priority)
     struct ledger *l = mk (1, 4);
     struct waitqueue *q = mkq (l, 16, -1);
     uint64_t x = hold (l, 4);
-    uint64_t a = add (q, "a", 4, 0, -1, 1, 0);
-    uint64_t b = add (q, "b", 4, 5, -1, 2, 1);
-    uint64_t c = add (q, "c", 4, 5, -1, 3, 2);
+    uint64_t a = add (q, "a", 4, 0, 1, 0);
+    uint64_t b = add (q, "b", 4, 5, 2, 1);
+    uint64_t c = add (q, "c", 4, 5, 3, 2);
     struct waitqueue_entry_info info;
     waitqueue_entry (q, 0, &info);
     ck_assert_int_eq (info.ticket, b);
@@ -385,59 +384,19 @@ START_TEST (priority)
 }
 END_TEST
 
-START_TEST (timeouts)
-{
-    struct ledger *l = mk (1, 4);
-    struct waitqueue *q = mkq (l, 16, -1);
-    hold (l, 4);
-    ck_assert (waitqueue_next_deadline (q) == -1);
-    uint64_t a = add (q, "a", 2, 0, 5, 7, 0);
-    add (q, "b", 2, 0, -1, 8, 1);
-    add (q, "c", 2, 0, 9, 9, 2);
-    ck_assert (waitqueue_next_deadline (q) == 5);
-    struct waitqueue_result *v;
-    int n;
-    ck_assert_int_eq (waitqueue_expire (q, 4.5, &v, &n, &err), 0);
-    ck_assert_int_eq (n, 0);
-    free (v);
-    ck_assert_int_eq (waitqueue_expire (q, 6, &v, &n, &err), 0);
-    ck_assert_int_eq (n, 1);
-    ck_assert_int_eq (v[0].ticket, a);
-    ck_assert_int_eq (v[0].owner, 7);
-    ck_assert_int_eq (v[0].lease, 0);
-    ck_assert (v[0].waited == 6);
-    free (v);
-    ck_assert_int_eq (waitqueue_length (q), 2);
-    ck_assert (waitqueue_next_deadline (q) == 11);
-    waitqueue_destroy (q);
-
-    q = waitqueue_create (l, NULL, &err);           /* defaults: 600 s */
-    add (q, "d", 2, 0, -1, 1, 100);
-    ck_assert (waitqueue_next_deadline (q) == 700);
-    waitqueue_destroy (q);
-    ledger_destroy (l);
-}
-END_TEST
-
 START_TEST (cancel_and_remove)
 {
     struct ledger *l = mk (1, 4);
     struct waitqueue *q = mkq (l, 16, -1);
     hold (l, 4);
-    uint64_t a = add (q, "a", 2, 0, -1, 1, 0);
-    add (q, "b", 2, 0, -1, 2, 0);
-    add (q, "c", 2, 0, -1, 1, 0);
+    uint64_t a = add (q, "a", 2, 0, 1, 0);
+    add (q, "b", 2, 0, 2, 0);
+    add (q, "c", 2, 0, 1, 0);
     ck_assert_int_eq (waitqueue_cancel (q, a, &err), 0);
     ck_assert_int_eq (waitqueue_cancel (q, a, &err), -1);
     ck_assert_str_eq (err.code, "not_found");
     ck_assert_ptr_nonnull (strstr (err.text, "no waiting request #1"));
     ck_assert_int_eq (waitqueue_length (q), 2);
-    ck_assert_int_eq (waitqueue_remove_owner (q, 1), 1);
-    ck_assert_int_eq (waitqueue_remove_owner (q, 1), 0);
-    ck_assert_int_eq (waitqueue_length (q), 1);
-    struct waitqueue_entry_info info;
-    waitqueue_entry (q, 0, &info);
-    ck_assert_int_eq (info.owner, 2);
     waitqueue_destroy (q);
     ledger_destroy (l);
 }
@@ -447,11 +406,10 @@ START_TEST (unplaceable_entry)
 {
     struct ledger *l = mk (1, 4);
     struct waitqueue *q = mkq (l, 16, -1);
-    struct waitqueue_request r = { .shape = { .ntasks = 1, .cores = 0 },
-                                   .timeout = -1 };
+    struct waitqueue_request r = { .shape = { .ntasks = 1, .cores = 0 } };
     uint64_t t;
     ck_assert_int_eq (waitqueue_add (q, &r, 0, &t, &err), 0);
-    add (q, "ok", 1, 0, -1, 0, 0);
+    add (q, "ok", 1, 0, 0, 0);
     ck_assert_int_eq (sched (q, l, 1), 1);
     ck_assert_ptr_nonnull (strstr (reason (q, 0), "cannot be placed: "
                                    "invalid step shape"));
@@ -479,7 +437,7 @@ START_TEST (randomized)
         now += 0.5;
         int kind = r % 4;
         if (kind == 0) {
-            add (q, NULL, 1 + (r >> 4) % 8, (r >> 8) % 8 == 0, -1,
+            add (q, NULL, 1 + (r >> 4) % 8, (r >> 8) % 8 == 0,
                  (r >> 12) % 5, now);
             added++;
         } else if (kind == 1) {             /* states a duration, often wrong */
@@ -552,7 +510,6 @@ int main (void)
     tcase_add_test (tc, durations_choose_held_nodes);
     tcase_add_test (tc, strict_order);
     tcase_add_test (tc, priority);
-    tcase_add_test (tc, timeouts);
     tcase_add_test (tc, cancel_and_remove);
     tcase_add_test (tc, unplaceable_entry);
     tcase_add_test (tc, randomized);

@@ -1,173 +1,58 @@
 """A client of berthd over its Unix socket (protocol/PROTOCOL.md): one JSON
 object per line, every request answered by one reply in order. A Client is
 one connection; leases acquired on it end when it closes, so a crashed or
-killed process frees what it held."""
-import json
+killed process frees what it held. If berthd goes away (a crash, a restart)
+the client connects again, takes its leases back by id (``reclaim``) and
+sends the request that was waiting again."""
+import errno
 import os
-import shutil
+import select
 import socket
 import subprocess
 import threading
+import time
+import warnings
 from collections import deque
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import (Any, Deque, Dict, Iterator, List, Mapping, Optional, Sequence, Set,
                     Type, Union)
 
-from .errors import (BerthError, ConnectFailed, NotFound, PlacementUnusable, ProtocolError,
-                     error_from_reply)
+from . import _wire
+from ._wire import (ACQUIRE_FIELDS, PROTOCOL_VERSION, RECONNECT_S, Event, Launch,
+                    Placement, socket_path)
+from .errors import (BerthError, Cancelled, ClientTimeout, ConnectFailed, NotFound,
+                     ProtocolError)
+from .lease import LeaseBase, core_threads
 
-PROTOCOL_VERSION = 1
-MAX_REPLY = 64 * 1024 * 1024      # bytes a reply or event line may have (PROTO_MAX_REPLY)
-
-# The acquire fields this client sends (PROTOCOL.md "acquire"); None is left out.
-ACQUIRE_FIELDS = (
-    "ntasks", "min_tasks", "cpus_per_task", "min_cpus_per_task", "cores", "min_cores",
-    "gpus", "min_gpus", "memory", "min_memory", "may_span_nodes", "local", "label",
-    "priority", "timeout", "wait", "argv", "detach", "ttl", "owner_pid", "env",
-    "duration",
-)
+__all__ = ["ACQUIRE_FIELDS", "PROTOCOL_VERSION", "Client", "Event", "Launch", "Lease",
+           "Placement", "acquire", "connect", "core_threads", "socket_path", "watch"]
 
 
-@dataclass(frozen=True)
-class Placement:
-    """Nodes, core ids per node (the same ids on every node of a spanning
-    placement), and GPUs (``gpu_ids`` None when their indices are unknown)."""
-    nodes: List[str]
-    cores: List[List[int]]
-    gpus: int = 0
-    gpu_ids: Optional[List[int]] = None
-
-    @property
-    def ncores(self) -> int:
-        return sum(len(c) for c in self.cores)
-
-    def to_json(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"nodes": list(self.nodes),
-                               "cores": [list(c) for c in self.cores], "gpus": self.gpus}
-        if self.gpu_ids is not None:
-            out["gpu_ids"] = list(self.gpu_ids)
-        return out
-
-    @classmethod
-    def from_json(cls, o: Mapping[str, Any]) -> "Placement":
-        try:
-            ids = o.get("gpu_ids")
-            return cls(nodes=[str(n) for n in o["nodes"]],
-                       cores=[[int(i) for i in c] for c in o["cores"]],
-                       gpus=int(o.get("gpus") or 0),
-                       gpu_ids=None if ids is None else [int(i) for i in ids])
-        except (KeyError, TypeError, ValueError) as e:
-            raise ProtocolError(f"berthd sent a malformed placement ({e}): {o!r}") from e
+class _Lost(Exception):
+    """The connection to berthd ended under a request (not by close())."""
 
 
-@dataclass(frozen=True)
-class Launch:
-    """A rendered launch: run ``argv`` directly (never through a shell) with
-    the names in ``unset`` removed from the environment and ``set`` added."""
-    argv: List[str]
-    unset: List[str] = field(default_factory=list)
-    set: Dict[str, str] = field(default_factory=dict)
-
-    def environ(self, base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
-        env = dict(os.environ if base is None else base)
-        for name in self.unset:
-            env.pop(name, None)
-        env.update(self.set)
-        return env
-
-    @classmethod
-    def from_reply(cls, argv: Any, delta: Any) -> "Launch":
-        delta = delta if isinstance(delta, Mapping) else {}
-        return cls(argv=[str(a) for a in (argv or [])],
-                   unset=[str(n) for n in delta.get("unset") or []],
-                   set={str(k): str(v) for k, v in (delta.get("set") or {}).items()})
+class _Timeout(Exception):
+    pass
 
 
-@dataclass(frozen=True)
-class Event:
-    """A watch event: ``kind`` is granted, waited, released or refused; the
-    other members of the event are in ``data``."""
-    kind: str
-    time: float
-    data: Dict[str, Any]
-
-    @property
-    def lease(self) -> Optional[str]:
-        v = self.data.get("lease")
-        return v if isinstance(v, str) else None
-
-    @property
-    def label(self) -> Optional[str]:
-        v = self.data.get("label")
-        return v if isinstance(v, str) else None
-
-
-def _idset(text: str) -> Set[int]:
-    out: Set[int] = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
-
-
-def core_threads(cores: Sequence[int], sysfs: str = "/sys") -> Set[int]:
-    """The hardware threads of physical cores (named by their lowest thread),
-    as the kernel lists their siblings; a core whose siblings are not listed
-    is its id alone."""
-    out: Set[int] = set()
-    for c in cores:
-        path = f"{sysfs}/devices/system/cpu/cpu{c}/topology/thread_siblings_list"
-        try:
-            with open(path) as f:
-                sib = _idset(f.read())
-        except (OSError, ValueError):
-            sib = set()
-        out.update(sib if c in sib else {c})
-    return out
-
-
-class Lease:
-    """A grant: its id, placement, memory figures, the rendered launch (when
-    the request had argv) and the step's environment. A context manager:
-    leaving the block releases it. It also ends when its connection closes."""
+class Lease(LeaseBase):
+    """A grant (see LeaseBase), held on a Client's connection. A context
+    manager: leaving the block releases it. It also ends when its
+    connection closes."""
 
     def __init__(self, client: "Client", reply: Mapping[str, Any], local: bool,
-                 owns_client: bool = False,
+                 detached: bool = False, owns_client: bool = False,
                  program: Optional[Sequence[str]] = None) -> None:
-        try:
-            self.id: str = str(reply["lease"])
-            self.placement = Placement.from_json(reply["placement"])
-        except KeyError as e:
-            raise ProtocolError(f"berthd's grant lacks {e}: {reply!r}") from e
-        label = reply.get("label")
-        self.label: Optional[str] = label if isinstance(label, str) else None
-        self.memory_cap: Optional[int] = reply.get("memory_cap")
-        self.budget_mb: Optional[int] = reply.get("budget_mb")
-        self.launch: Optional[Launch] = (Launch.from_reply(reply["argv"], reply.get("env_delta"))
-                                         if reply.get("argv") else None)
-        self.env: Dict[str, str] = {str(k): str(v)
-                                    for k, v in (reply.get("env") or {}).items()}
-        self.owner_pid: Optional[int] = reply.get("owner_pid")
-        self.granted: Optional[float] = reply.get("granted")
-        warning = reply.get("warning")
-        self.warning: Optional[str] = warning if isinstance(warning, str) else None
-        self.local = local
-        self.program: Optional[List[str]] = list(program) if program else None
-        self.raw: Dict[str, Any] = dict(reply)
-        self.released = False
+        super().__init__(reply, local, detached, program)
         self._client = client
         self._owns_client = owns_client
-
-    def __repr__(self) -> str:
-        return (f"Lease({self.id!r}, label={self.label!r}, nodes={self.placement.nodes}, "
-                f"cores={self.placement.ncores}, gpus={self.placement.gpus})")
 
     def release(self) -> None:
         """End the lease (once; later calls do nothing)."""
         if self.released:
+            if self._owns_client:
+                self._client.close()
             return
         try:
             self._client.release(self.id)
@@ -189,139 +74,112 @@ class Lease:
             if exc is None:
                 raise     # otherwise the block's own error matters more
 
-    def environ(self, base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
-        """The step's environment: base (default os.environ) with the launch's
-        changes and the BERTH_* variables."""
-        env = self.launch.environ(base) if self.launch else dict(os.environ if base is None
-                                                                 else base)
-        env.update(self.env)
-        return env
-
-    def cpus(self) -> Set[int]:
-        """For a local step: the hardware threads of its placed cores that
-        this process may use."""
-        usable = os.sched_getaffinity(0)
-        threads = core_threads(self.placement.cores[0]) & usable
-        if not threads:
-            raise PlacementUnusable(
-                f"none of the placed cores {self.placement.cores[0]} may be used here "
-                f"(this process may use CPUs {sorted(usable)}); run local steps on "
-                f"berthd's node")
-        return threads
-
-    def _srun_places(self) -> bool:
-        a, n = (self.launch.argv if self.launch else []), len(self.program or [])
-        return self.local and n > 0 and len(a) > n and a[-n:] == self.program
-
-    def _local_launch(self, prog: Sequence[str]) -> Optional[List[str]]:
-        """Where Slurm places every step (20.11 and newer) berthd launches a
-        local step through srun on its node: its launch then ends with the
-        program it was acquired with. That launch, running prog, with
-        ``berth placed`` in front when a berth command is on PATH (it tells
-        berthd the CPUs the step got); None when the step is bound here."""
-        if not self._srun_places():
-            return None
-        a, n = self.launch.argv if self.launch else [], len(self.program or [])
-        berth = shutil.which("berth")
-        return a[:-n] + ([berth, "placed", "--"] if berth else []) + list(prog)
-
-    def command(self, argv: Optional[Sequence[str]] = None) -> List[str]:
-        """What to run: the rendered launch of a launched step; for a local
-        step, its program (argv, else the one it was acquired with), or the
-        srun launch that runs it where Slurm places local steps too."""
-        if self.local:
-            prog = list(argv) if argv else (self.launch.argv if self.launch else [])
-            if not prog:
-                raise BerthError("a local lease acquired without argv needs the program "
-                                 "to run", "usage")
-            launched = self._local_launch(list(argv) if argv else self.program or [])
-            return launched or prog
-        if not self.launch:
-            raise BerthError(f"lease {self.id} has no rendered launch: acquire it with "
-                             "argv=[...] to have berthd render one", "usage")
-        return list(self.launch.argv)
-
-    def popen(self, argv: Optional[Sequence[str]] = None,
-              **kwargs: Any) -> "subprocess.Popen[Any]":
-        """Start the step: the rendered launch, or a local step's program
-        with its CPU affinity set to the placed cores. ``env`` defaults to
-        environ(); other arguments go to subprocess.Popen."""
-        cmd = self.command(argv)
-        kwargs.setdefault("env", self.environ())
-        if not self.local or self._srun_places():
-            return subprocess.Popen(cmd, **kwargs)
-        # Affinity is per thread on Linux and a child inherits its parent
-        # thread's: set this thread's, start the child, set it back. Other
-        # threads are not touched, so this is safe under threads.
-        cpus = self.cpus()
-        saved = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, cpus)
-        try:
-            return subprocess.Popen(cmd, **kwargs)
-        finally:
-            os.sched_setaffinity(0, saved)
-
-    def run(self, argv: Optional[Sequence[str]] = None,
+    def run(self, argv: Optional[Sequence[str]] = None, *, input: Any = None,
+            capture_output: bool = False, timeout: Optional[float] = None,
+            check: bool = False, env: Optional[Mapping[str, str]] = None,
             **kwargs: Any) -> "subprocess.CompletedProcess[Any]":
-        """popen() and wait; returns the CompletedProcess. As subprocess.run:
-        ``check=True`` raises CalledProcessError on failure, ``timeout``
-        kills the step and raises TimeoutExpired."""
-        check = kwargs.pop("check", False)
-        timeout = kwargs.pop("timeout", None)
-        with self.popen(argv, **kwargs) as p:
-            cmd = p.args
-            try:
-                out, err = p.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.communicate()
-                raise
-        if check and p.returncode:
-            raise subprocess.CalledProcessError(p.returncode, cmd, out, err)
-        return subprocess.CompletedProcess(cmd, p.returncode, out, err)
-
-
-def socket_path(path: Optional[str] = None) -> str:
-    """The socket to use: path, else $BERTH_SOCKET."""
-    p = path or os.environ.get("BERTH_SOCKET")
-    if not p:
-        raise ConnectFailed("no berthd socket: BERTH_SOCKET is not set; start berthd with "
-                            "`eval \"$(berthd --detach --print-env)\"` or give the path")
-    return p
+        """Run the step and wait, taking what subprocess.run takes (input,
+        capture_output, text, timeout, check, cwd, stdout, ...): ``check``
+        raises CalledProcessError on failure, ``timeout`` kills the step and
+        raises TimeoutExpired. ``env`` is the base environment the launch's
+        changes and the BERTH_* variables go onto (default os.environ)."""
+        return self._run(argv, input, capture_output, timeout, check, env, kwargs)
 
 
 class Client:
     """One connection to berthd. Requests on it are served one at a time (a
     waiting acquire holds the connection); use one Client per thread that
-    waits. Closing it ends its connection-bound leases."""
+    waits. Closing it, from any thread, ends its connection-bound leases,
+    makes a request waiting on it raise Cancelled and ends a watch.
 
-    def __init__(self, path: Optional[str] = None, timeout: Optional[float] = None) -> None:
+    ``timeout`` bounds connecting (None: as long as it takes);
+    ``reply_timeout`` bounds the wait for the reply to any request but an
+    acquire that waits in berthd's queue (that one honours its own
+    ``timeout``); past it ClientTimeout is raised and the connection and
+    its leases are kept. ``reconnect``: seconds in all to try to reach
+    berthd again when it goes away (0 or None: do not)."""
+
+    def __init__(self, path: Optional[str] = None, timeout: Optional[float] = None, *,
+                 reply_timeout: Optional[float] = None,
+                 reconnect: Optional[float] = RECONNECT_S) -> None:
         self.path = socket_path(path)
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(timeout)
-        try:
-            self._sock.connect(self.path)
-        except OSError as e:
-            self._sock.close()
-            raise ConnectFailed(f"cannot connect to berthd at {self.path}: {e.strerror or e}; "
-                                "is it running (berth status)?") from e
-        self._file = self._sock.makefile("rb")
-        self._lock = threading.Lock()
-        self._next_id = 1
+        self._origin = _wire.path_origin(path)
+        self.connect_timeout = timeout
+        self.reply_timeout = reply_timeout
+        self.reconnect = reconnect or 0.0
+        self._lock = threading.RLock()        # one request at a time
+        self._state = threading.Lock()        # the socket against close()
+        self._closing = threading.Event()
+        self._lines = _wire.Lines()
+        self._next_id = _wire.first_id()
         self._events: Deque[Event] = deque()
-        self.closed = False
+        self._watching = False
+        self._abandoned: Set[int] = set()     # ids whose reply came too late to wait for
+        self._leases: Dict[str, Lease] = {}   # connection-bound leases, to reclaim
+        self.reconnects = 0
+        self._sock: Optional[socket.socket] = self._open()
 
     # -- plumbing --------------------------------------------------------
 
-    def close(self) -> None:
-        """Close the connection (its connection-bound leases end)."""
-        if self.closed:
-            return
-        self.closed = True
+    @property
+    def closed(self) -> bool:
+        return self._closing.is_set()
+
+    def _open(self) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        deadline = (None if self.connect_timeout is None
+                    else time.monotonic() + self.connect_timeout)
+        sock.settimeout(self.connect_timeout)
         try:
-            self._file.close()
-        finally:
-            self._sock.close()
+            while True:
+                try:
+                    sock.connect(self.path)
+                    break
+                except (BlockingIOError, InterruptedError):
+                    # A full listen backlog: EAGAIN on a socket with a timeout.
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise socket.timeout("timed out") from None
+                    time.sleep(0.01)
+        except socket.timeout:
+            sock.close()
+            raise ConnectFailed(f"cannot connect to berthd at {self.path}{self._origin} "
+                                f"within {self.connect_timeout} s (the connect timeout)"
+                                ) from None
+        except OSError as e:
+            sock.close()
+            raise _wire.connect_error(self.path, self._origin, errno.errorcode.get(e.errno or 0),
+                                      e.strerror or str(e)) from e
+        sock.settimeout(None)
+        return sock
+
+    def close(self) -> None:
+        """Close the connection (its connection-bound leases end). Safe from
+        any thread: a request waiting on it raises Cancelled, a watch ends."""
+        with self._state:
+            if self._closing.is_set():
+                return
+            self._closing.set()
+            if self._sock is not None:
+                try:
+                    self._sock.shutdown(socket.SHUT_RDWR)   # wakes a thread blocked on it
+                except OSError:
+                    pass
+        with self._lock:          # which lets go at once
+            self._drop()
+
+    def _install(self, sock: socket.socket) -> None:
+        with self._state:
+            if self._closing.is_set():
+                sock.close()
+                raise Cancelled("the client was closed while it reconnected to berthd")
+            self._sock = sock
+
+    def _drop(self) -> None:
+        with self._state:
+            if self._sock is not None:
+                self._sock.close()
+                self._sock = None
+        self._lines.clear()
 
     def __enter__(self) -> "Client":
         return self
@@ -330,61 +188,150 @@ class Client:
                  exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
         self.close()
 
-    def _read(self) -> Dict[str, Any]:
-        line = self._file.readline(MAX_REPLY + 1)
-        if not line:
-            raise ProtocolError(f"berthd closed the connection ({self.path})")
-        if not line.endswith(b"\n"):
-            raise ProtocolError("berthd sent a line over the limit of "
-                                f"{MAX_REPLY} bytes or an unterminated one")
+    def _send(self, data: bytes) -> None:
+        if self._sock is None:
+            raise _Lost("not connected")
         try:
-            msg = json.loads(line)
-        except ValueError as e:
-            raise ProtocolError(f"berthd sent a line that is not JSON: {e}") from e
-        if not isinstance(msg, dict):
-            raise ProtocolError(f"berthd sent {msg!r}, not an object")
-        return msg
+            self._sock.sendall(data)
+        except OSError as e:
+            raise _Lost(e.strerror or str(e)) from e
 
-    @staticmethod
-    def _event(msg: Mapping[str, Any]) -> Event:
-        data = {k: v for k, v in msg.items() if k not in ("event", "time")}
-        return Event(str(msg["event"]), float(msg.get("time") or 0), data)
+    def _read(self, deadline: Optional[float]) -> Dict[str, Any]:
+        """The next line from berthd (a reply or an event)."""
+        while True:
+            msg = self._lines.next()
+            if msg is not None:
+                return msg
+            if self._sock is None:
+                raise _Lost("not connected")
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            p = select.poll()
+            p.register(self._sock, select.POLLIN)
+            if not p.poll(None if wait is None else int(wait * 1000) + 1):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise _Timeout()
+                continue
+            try:
+                data = self._sock.recv(1 << 16)
+            except OSError as e:
+                raise _Lost(e.strerror or str(e)) from e
+            if not data:
+                raise _Lost("berthd closed the connection")
+            self._lines.feed(data)
+
+    def _reply(self, rid: int, deadline: Optional[float]) -> Dict[str, Any]:
+        while True:
+            msg = self._read(deadline)
+            if _wire.is_event(msg):
+                if self._watching:
+                    self._events.append(Event.from_json(msg))
+                continue
+            if msg.get("id") != rid and msg.get("id") in self._abandoned:
+                self._late(msg)
+                continue
+            return msg
+
+    def _late(self, msg: Mapping[str, Any]) -> None:
+        """A reply that came after its request gave up: drop it, and end a
+        lease it granted (nobody holds it)."""
+        self._abandoned.discard(msg["id"])
+        lid = msg.get("lease")
+        if msg.get("ok") is True and isinstance(lid, str) and "placement" in msg \
+                and lid not in self._leases:
+            rid = self._take_id()
+            self._send(_wire.encode("release", rid, {"lease": lid}))
+            self._abandoned.add(rid)
+
+    def _take_id(self) -> int:
+        rid = self._next_id
+        self._next_id += 1
+        return rid
+
+    def _roundtrip(self, op: str, fields: Mapping[str, Any], waits: bool,
+                   rid: Optional[int] = None) -> Dict[str, Any]:
+        """Send and read the reply on the connection as it is (no retry)."""
+        rid = self._take_id() if rid is None else rid
+        self._send(_wire.encode(op, rid, fields))
+        limit = None if waits or self.reply_timeout is None else self.reply_timeout
+        deadline = None if limit is None else time.monotonic() + limit
+        try:
+            return _wire.judge(rid, self._reply(rid, deadline))
+        except _Timeout:
+            self._abandoned.add(rid)
+            raise ClientTimeout(f"no reply to {op} from berthd within {limit} s (the "
+                                "client's reply_timeout); the connection and its leases "
+                                "are kept") from None
+
+    def _call(self, op: str, fields: Mapping[str, Any], waits: bool = False) -> Dict[str, Any]:
+        """A request and its successful reply; if berthd goes away first,
+        connect again, reclaim the leases and send it again."""
+        if self.closed:
+            raise ConnectFailed("this client is closed")
+        with self._lock:
+            rid = self._take_id()
+            sent = dict(fields)
+            resent = 0
+            while True:
+                if self.closed:
+                    raise Cancelled(f"the client was closed before {op} was answered")
+                try:
+                    return self._roundtrip(op, sent, waits, rid)
+                except NotFound:
+                    if resent and op == "release":
+                        return {"lease": fields.get("lease")}   # it ended with the old berthd
+                    raise
+                except _Lost as e:
+                    if self.closed:
+                        raise Cancelled(f"the client was closed while {op} waited for its "
+                                        "reply") from None
+                    if not self.reconnect or op in _wire.NOT_RESENT \
+                            or resent >= _wire.MAX_RESENDS:
+                        self._drop()
+                        raise ProtocolError(f"berthd closed the connection ({self.path}): "
+                                            f"{e}" + (f" ({resent} times under this {op})"
+                                                      if resent else "")) from None
+                    skip = {str(fields["lease"])} if op == "release" else set()
+                    self._reconnect(str(e), skip)
+                    sent = _wire.resent_fields(op, fields)
+                    resent += 1
+
+    def _reconnect(self, why: str, skip: Optional[Set[str]] = None) -> None:
+        """Connect again (bounded backoff) and reclaim the held leases."""
+        self._drop()
+        last, gone, stopped = why, _wire.Gone(), False
+        for pause in _wire.backoff(self.reconnect):
+            if self._closing.wait(pause):
+                raise Cancelled("the client was closed while it reconnected to berthd")
+            try:
+                self._install(self._open())
+            except ConnectFailed as e:
+                last = e.message
+                stopped = gone.stopped(e, time.monotonic())
+                if stopped:
+                    break
+                continue
+            self._abandoned.clear()
+            try:
+                for lid, lease in list(self._leases.items()):
+                    if skip and lid in skip:
+                        continue
+                    try:
+                        self._roundtrip("reclaim", {"lease": lid}, waits=False)
+                    except BerthError as e:
+                        del self._leases[lid]
+                        lease._lose(e.message)
+            except _Lost as e:
+                self._drop()
+                last = str(e)
+                continue
+            self.reconnects += 1
+            return
+        raise _wire.gave_up(why, self.path, self.reconnect, last, stopped, list(self._leases))
 
     def request(self, op: str, **fields: Any) -> Dict[str, Any]:
         """Send one request (members that are None are left out) and return
         its successful reply; an error reply raises its BerthError class."""
-        if self.closed:
-            raise ConnectFailed("this client is closed")
-        with self._lock:
-            rid = self._next_id
-            self._next_id += 1
-            msg = {"op": op, "id": rid}
-            msg.update({k: v for k, v in fields.items() if v is not None})
-            try:
-                self._sock.sendall(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
-                while True:
-                    reply = self._read()
-                    if "event" in reply and "id" not in reply:
-                        self._events.append(self._event(reply))
-                        continue
-                    break
-            except socket.timeout as e:
-                # A late reply would answer the wrong request: give up the
-                # connection (and with it, its leases).
-                limit = self._sock.gettimeout()
-                self.close()
-                raise ProtocolError(f"no reply from berthd within the client's timeout "
-                                    f"of {limit} s; closed the connection") from e
-            except OSError as e:
-                raise ProtocolError(f"berthd closed the connection ({self.path}): "
-                                    f"{e.strerror or e}") from e
-        if reply.get("id") is None and reply.get("ok") is False:
-            raise error_from_reply(reply)     # berthd could not read the request's id
-        if reply.get("id") != rid:
-            raise ProtocolError(f"berthd answered request {rid} with {reply!r}")
-        if reply.get("ok") is not True:
-            raise error_from_reply(reply)
-        return reply
+        return self._call(op, fields, waits=op == "acquire" and fields.get("wait") is not False)
 
     # -- the operations ---------------------------------------------------
 
@@ -404,35 +351,39 @@ class Client:
                 ttl: Optional[float] = None, owner_pid: Optional[int] = None,
                 duration: Optional[float] = None, env: bool = True) -> Lease:
         """Ask for a placement; waits in berthd's queue until it fits (unless
-        ``wait=False``). The fields are those of PROTOCOL.md's acquire;
-        ``duration`` (seconds) is checked against the job's end and lets the
-        step backfill onto nodes held for a waiting step. Returns the
-        Lease (a context manager that releases it)."""
-        fields: Dict[str, Any] = dict(
+        ``wait=False``), at most ``timeout`` seconds (then WaitTimeout). The
+        fields are those of PROTOCOL.md's acquire; ``duration`` (seconds) is
+        checked against the job's end and lets the step backfill onto nodes
+        held for a waiting step. Returns the Lease (a context manager that
+        releases it)."""
+        return self._acquire(dict(
             ntasks=ntasks, cpus_per_task=cpus_per_task, cores=cores, gpus=gpus,
             memory=memory, min_tasks=min_tasks, min_cpus_per_task=min_cpus_per_task,
             min_cores=min_cores, min_gpus=min_gpus, min_memory=min_memory,
             may_span_nodes=may_span_nodes, local=local, label=label, priority=priority,
-            timeout=timeout, wait=wait, argv=list(argv) if argv is not None else None,
-            detach=detach, ttl=ttl, owner_pid=owner_pid, duration=duration,
-            env=True if env else None)
-        return self._acquire(fields, owns_client=False)
+            timeout=timeout, wait=wait, argv=argv, detach=detach, ttl=ttl,
+            owner_pid=owner_pid, duration=duration, env=env), owns_client=False)
 
     def _acquire(self, fields: Mapping[str, Any], owns_client: bool) -> Lease:
-        unknown = set(fields) - set(ACQUIRE_FIELDS)
-        if unknown:
-            raise TypeError(f"acquire: unknown field(s) {', '.join(sorted(unknown))}")
-        reply = self.request("acquire", **fields)
-        lease = Lease(self, reply, bool(fields.get("local")), owns_client, fields.get("argv"))
+        req = _wire.acquire_request(fields)
+        reply = self._call("acquire", req, waits=req.get("wait") is not False)
+        lease = Lease(self, reply, bool(req.get("local")), bool(req.get("detach")),
+                      owns_client, req.get("argv"))
+        if not lease.detached:
+            self._leases[lease.id] = lease
         if lease.warning:
-            import warnings
             warnings.warn(f"berthd: {lease.warning}", RuntimeWarning, stacklevel=3)
         return lease
 
     def release(self, lease: Union[str, Lease]) -> None:
         """End a lease (by id or object)."""
         lid = lease.id if isinstance(lease, Lease) else lease
-        self.request("release", lease=lid)
+        try:
+            self.request("release", lease=lid)
+        except NotFound:
+            self._leases.pop(lid, None)
+            raise
+        self._leases.pop(lid, None)
         if isinstance(lease, Lease):
             lease.released = True
 
@@ -440,62 +391,84 @@ class Client:
                ntasks: int = 1, cpus_per_task: Optional[int] = None,
                memory_cap: Optional[int] = None) -> Launch:
         """The launch for a given placement on this machine, holding nothing."""
-        p = placement.to_json() if isinstance(placement, Placement) else dict(placement)
-        reply = self.request("render", placement=p, argv=list(argv), ntasks=ntasks,
-                             cpus_per_task=cpus_per_task, memory_cap=memory_cap)
+        reply = self._call("render", _wire.render_request(placement, argv, ntasks,
+                                                          cpus_per_task, memory_cap))
         return Launch.from_reply(reply.get("argv"), reply.get("env_delta"))
 
     def resources(self, lease: Union[str, Lease, None] = None) -> Dict[str, Any]:
         """The whole allocation, or the view of one lease's placement."""
         lid = lease.id if isinstance(lease, Lease) else lease
-        reply = self.request("resources", lease=lid)
-        return {k: v for k, v in reply.items() if k not in ("id", "ok")}
+        return _wire.result(self.request("resources", lease=lid))
 
     def status(self, time_left: bool = False) -> Dict[str, Any]:
         """The ledger: ``allocation`` (with ``time_left_s`` when the end is
         known), ``leases``, ``queue``, ``daemon``. With time_left, berthd
         finds the end even if that costs it one scheduler query."""
-        reply = self.request("status", time_left=True if time_left else None)
-        return {k: v for k, v in reply.items() if k not in ("id", "ok")}
+        return _wire.result(self.request("status", time_left=True if time_left else None))
 
     def watch(self, history: bool = False) -> Iterator[Event]:
         """Turn this connection into a stream of events and iterate over
-        them until berthd closes it (or the client is closed). With history,
-        the events logged since berthd started come first."""
-        self.request("watch", history=True if history else None)
+        them until berthd closes it or the client is closed (from any
+        thread). With history, the events logged since berthd started come
+        first. A watch ends with berthd (the client's next request
+        reconnects and reclaims its leases)."""
+        self._watching = True
+        self._call("watch", {"history": True if history else None})
         while True:
             while self._events:
                 yield self._events.popleft()
-            try:
-                with self._lock:
-                    msg = self._read()
-            except (ProtocolError, OSError, ValueError):
-                if self.closed:
+            if self.closed:
+                return
+            with self._lock:
+                try:
+                    msg = self._read(None)
+                except _Lost:
+                    self._drop()
+                    self._watching = False
                     return
-                raise
-            if "event" in msg and "id" not in msg:
-                yield self._event(msg)
+            if _wire.is_event(msg):
+                yield Event.from_json(msg)
+            elif msg.get("id") in self._abandoned:
+                self._late(msg)
 
     def shutdown(self, force: bool = False) -> None:
         """Stop berthd: drain (let the leases end) or force."""
         self.request("shutdown", mode="force" if force else "drain")
 
 
-def connect(path: Optional[str] = None, timeout: Optional[float] = None) -> Client:
-    """A connection to berthd at path (default: $BERTH_SOCKET)."""
-    return Client(path, timeout)
+def connect(path: Optional[str] = None, timeout: Optional[float] = None, *,
+            reply_timeout: Optional[float] = None,
+            reconnect: Optional[float] = RECONNECT_S) -> Client:
+    """A connection to berthd at path (default: $BERTH_SOCKET, else the
+    default socket of this job, as the CLI finds it). ``timeout`` bounds
+    connecting only; see Client for the others."""
+    return Client(path, timeout, reply_timeout=reply_timeout, reconnect=reconnect)
 
 
-def acquire(path: Optional[str] = None, **fields: Any) -> Lease:
+def acquire(path: Optional[str] = None, *, ntasks: Optional[int] = None,
+            cpus_per_task: Optional[int] = None, cores: Optional[int] = None,
+            gpus: Optional[int] = None, memory: Optional[int] = None,
+            min_tasks: Optional[int] = None, min_cpus_per_task: Optional[int] = None,
+            min_cores: Optional[int] = None, min_gpus: Optional[int] = None,
+            min_memory: Optional[int] = None, may_span_nodes: Optional[bool] = None,
+            local: Optional[bool] = None, label: Optional[str] = None,
+            priority: Optional[int] = None, timeout: Optional[float] = None,
+            wait: Optional[bool] = None, argv: Optional[Sequence[str]] = None,
+            detach: Optional[bool] = None, ttl: Optional[float] = None,
+            owner_pid: Optional[int] = None, duration: Optional[float] = None,
+            env: bool = True, reconnect: Optional[float] = RECONNECT_S) -> Lease:
     """Acquire on a connection of its own, closed when the lease is released
-    (or the process exits): ``with berth.acquire(cores=4) as lease: ...``."""
-    client = Client(path)
+    (or the process exits): ``with berth.acquire(cores=4) as lease: ...``.
+    The fields are Client.acquire's."""
+    client = Client(path, reconnect=reconnect)
     try:
-        fields.setdefault("env", True)
-        if "argv" in fields and fields["argv"] is not None:
-            fields["argv"] = list(fields["argv"])
-        return client._acquire({k: v for k, v in fields.items() if v is not None},
-                               owns_client=True)
+        return client._acquire(dict(
+            ntasks=ntasks, cpus_per_task=cpus_per_task, cores=cores, gpus=gpus,
+            memory=memory, min_tasks=min_tasks, min_cpus_per_task=min_cpus_per_task,
+            min_cores=min_cores, min_gpus=min_gpus, min_memory=min_memory,
+            may_span_nodes=may_span_nodes, local=local, label=label, priority=priority,
+            timeout=timeout, wait=wait, argv=argv, detach=detach, ttl=ttl,
+            owner_pid=owner_pid, duration=duration, env=env), owns_client=True)
     except BaseException:
         client.close()
         raise

@@ -1,7 +1,8 @@
 """Errors of the berth client: one class per stable error code of the
 protocol (PROTOCOL.md "Errors"), all deriving from BerthError, plus the
 client's own (the daemon cannot be reached, it spoke out of turn, a local
-step's cores are not usable here)."""
+step's cores are not usable here, the client was closed under a waiting
+request, a reply did not come within the client's own timeout)."""
 from typing import Any, Dict, Mapping, Optional, Type
 
 
@@ -77,8 +78,14 @@ class Internal(BerthError):
 
 
 class ConnectFailed(BerthError):
-    """The client could not reach berthd (no socket, nobody listening)."""
+    """The client could not reach berthd (no socket, nobody listening).
+    ``missing``: there was no socket at all."""
     code = "connect"
+
+    def __init__(self, message: str, code: Optional[str] = None,
+                 reply: Optional[Mapping[str, Any]] = None, missing: bool = False) -> None:
+        super().__init__(message, code, reply)
+        self.missing = missing
 
 
 class ProtocolError(BerthError):
@@ -89,6 +96,18 @@ class ProtocolError(BerthError):
 class PlacementUnusable(BerthError):
     """A local step's placed cores may not be used by this process."""
     code = "placement"
+
+
+class Cancelled(BerthError):
+    """The client was closed (from another thread or task) while a request
+    waited for its reply; the request went with the connection."""
+    code = "cancelled"
+
+
+class ClientTimeout(BerthError):
+    """No reply within the client's ``reply_timeout``. The connection and
+    its leases are kept; the late reply is dropped when it comes."""
+    code = "client_timeout"
 
 
 ERRORS: Dict[str, Type[BerthError]] = {

@@ -1,5 +1,6 @@
-/* Which machine to load when none is named, the generic machines built from
- * a Slurm or PBS job's environment, and the figures detected on this host.
+/* Which machine to load when none is named, and the generic machines built
+ * from a Slurm or PBS job's environment (the figures detected on this host
+ * are machine_facts.c's).
  * Everything the choice depends on comes through struct machine_env so tests
  * can feed it. */
 #include <errno.h>
@@ -8,14 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpus.h"
-#include "machine.h"
-#include "machine_private.h"
-#include "memory.h"
-#include "topology.h"
+#include "config_file.h"
+#include "machine_search.h"
+#include "machine_select.h"
 
 struct select_ctx {
     const struct machine_env *env;
@@ -426,58 +424,4 @@ int machine_load (const struct machine_options *opts, struct machine **mp,
                   berth_error_t *err)
 {
     return machine_load_env (opts, NULL, mp, err);
-}
-
-/* The first of mpirun, mpiexec that PATH holds as an executable file. */
-static void find_launcher (char *out, size_t size)
-{
-    static const char *const names[] = { "mpirun", "mpiexec" };
-    const char *path = getenv ("PATH");
-    out[0] = '\0';
-    for (size_t i = 0; path && i < sizeof (names) / sizeof (names[0]); i++) {
-        for (const char *p = path; *p;) {
-            size_t len = strcspn (p, ":");
-            char file[4096];
-            struct stat st;
-            snprintf (file, sizeof (file), "%.*s/%s", (int)len, p, names[i]);
-            if (len && stat (file, &st) == 0 && S_ISREG (st.st_mode)
-                && access (file, X_OK) == 0) {
-                snprintf (out, size, "%s", names[i]);
-                return;
-            }
-            p += len + (p[len] == ':');
-        }
-    }
-}
-
-int machine_detect_facts (void *arg, struct machine_facts *f,
-                          berth_error_t *err)
-{
-    int *ids = NULL, *cores = NULL, nids = 0, ncores = 0;
-    struct memory_facts mf;
-    struct gpu_facts gf = { 0 };
-    (void)arg;
-
-    memset (f, 0, sizeof (*f));
-    f->memory_mb = -1;
-    if (topology_affinity_ids (&ids, &nids, err) < 0
-        || topology_physical_cores (NULL, ids, nids, &cores, &ncores, err)
-               < 0) {
-        free (ids);
-        return errprefix (err, "reading this host's cores: ");
-    }
-    free (ids);
-    free (cores);
-    f->cores = ncores;
-    if (memory_read_facts (NULL, NULL, &mf, err) < 0)
-        return errprefix (err, "reading this host's memory: ");
-    f->memory_mb = mf.credited_mb > 0 ? mf.credited_mb : mf.mem_total_mb;
-    if (gpus_detect (NULL, NULL, &gf, err) < 0)
-        return errprefix (err, "looking for this host's GPUs: ");
-    f->gpus = gf.count;
-    f->gpu_visible_devices_var = gf.count ? gpus_visible_devices_var (gf.vendor)
-                                          : NULL;
-    gpu_facts_free (&gf);
-    find_launcher (f->launcher, sizeof (f->launcher));
-    return 0;
 }

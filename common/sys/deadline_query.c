@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deadline.h"
+#include "deadline_query.h"
 #include "run_command.h"
 
 extern char **environ;

@@ -28,4 +28,11 @@ void run_output_free (struct run_output *res);
  * envp holds nothing), or NULL when it is not there. */
 const char *run_command_env (char *const *envp, const char *name);
 
+/* The program run_command would execute for prog: prog itself when it names
+ * a path, else the first executable regular file of that name in the
+ * colon-separated directories of path (an empty entry is the current
+ * directory, as for execvp). NULL when none (or out of memory); the caller
+ * frees. */
+char *run_command_find (const char *prog, const char *path);
+
 #endif

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "run_command.h"
 
 extern char **environ;
@@ -32,9 +34,7 @@ const char *run_command_env (char *const *envp, const char *name)
     return NULL;
 }
 
-/* The program to execute: argv[0] itself when it names a path, else the
- * first executable file of that name on path. NULL when none. */
-static char *find_program (const char *prog, const char *path)
+char *run_command_find (const char *prog, const char *path)
 {
     if (strchr (prog, '/'))
         return strdup (prog);
@@ -42,9 +42,11 @@ static char *find_program (const char *prog, const char *path)
         const char *colon = strchr (p, ':');
         size_t dlen = colon ? (size_t) (colon - p) : strlen (p);
         char *full;
+        struct stat st;
         if (asprintf (&full, "%.*s/%s", (int) dlen, dlen ? p : ".", prog) < 0)
             return NULL;
-        if (access (full, X_OK) == 0)
+        if (stat (full, &st) == 0 && S_ISREG (st.st_mode)
+            && access (full, X_OK) == 0)
             return full;
         free (full);
         if (!colon)
@@ -84,13 +86,6 @@ static int buf_read (int fd, struct buf *b)
     return 1;
 }
 
-static double now_s (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Collect both streams until EOF on both or the deadline. Returns 1 when the
  * deadline passed, 0 at EOF, -1 when out of memory. */
 static int collect (int outfd, int errfd, struct buf *out, struct buf *errb,
@@ -99,7 +94,7 @@ static int collect (int outfd, int errfd, struct buf *out, struct buf *errb,
     struct pollfd fds[2] = { { outfd, POLLIN, 0 }, { errfd, POLLIN, 0 } };
     struct buf *bufs[2] = { out, errb };
     while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-        double left = deadline - now_s ();
+        double left = deadline - now_mono ();
         if (left <= 0)
             return 1;
         int k = poll (fds, 2, (int) (left * 1000) + 1);
@@ -163,7 +158,7 @@ int run_command (const char *const *argv, char *const *envp, double timeout_s,
     const char *path = run_command_env (envp, "PATH");
     if (!path)
         path = "/usr/bin:/bin";
-    char *prog = find_program (argv[0], path);
+    char *prog = run_command_find (argv[0], path);
     if (!prog)
         return errprintf_code (err, "command_not_found",
                                "`%s`: %s not found on PATH (%s)", cmd, argv[0],
@@ -200,7 +195,7 @@ int run_command (const char *const *argv, char *const *envp, double timeout_s,
                         "`%s`: cannot start %s: %s", cmd, prog, strerror (e));
         goto close_pipes;
     }
-    int late = collect (outp[0], errp[0], &out, &errb, now_s () + timeout_s);
+    int late = collect (outp[0], errp[0], &out, &errb, now_mono () + timeout_s);
     if (late != 0) {
         kill (-pid, SIGKILL);
         kill (pid, SIGKILL);

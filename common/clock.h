@@ -1,0 +1,9 @@
+/* The two clocks berth reads, in seconds as doubles: the monotonic one for
+ * intervals and deadlines, the real one for times people and journals see. */
+#ifndef BERTH_CLOCK_H
+#define BERTH_CLOCK_H
+
+double now_mono (void);   /* CLOCK_MONOTONIC */
+double now_wall (void);   /* CLOCK_REALTIME, seconds since the epoch */
+
+#endif

@@ -1,0 +1,74 @@
+/* The allocation as JSON: berthd's status reply and allocation event carry
+ * it, and `berth machine --allocation --json` prints it. */
+#include <stdlib.h>
+
+#include "allocation_json.h"
+#include "hostlist.h"
+#include "idset.h"
+
+static json_t *mb_or_null (int64_t mb)
+{
+    return mb >= 0 ? json_integer (mb) : json_null ();
+}
+
+json_t *allocation_to_json (const struct allocation *a)
+{
+    json_t *nodes = json_array (), *warnings = json_array ();
+    const char **names = calloc (a->nnodes ? a->nnodes : 1, sizeof (char *));
+    char *nodelist = NULL;
+    int64_t cfg = 0, cred = 0;
+    int cores = 0, gpus = 0;
+    json_t *o = NULL;
+    if (!nodes || !warnings || !names)
+        goto done;
+    for (int i = 0; i < a->nnodes; i++) {
+        const struct allocation_node *nd = &a->nodes[i];
+        int len = idset_format (nd->core_ids, nd->ncores, NULL, 0);
+        char *text = len >= 0 ? malloc (len + 1) : NULL;
+        if (!text)
+            goto done;
+        idset_format (nd->core_ids, nd->ncores, text, len + 1);
+        int e = json_array_append_new (
+            nodes, json_pack ("{s:s s:s s:i s:i s:o s:o}", "name", nd->name,
+                              "cores", text, "ncores", nd->ncores, "gpus",
+                              nd->gpus, "memory_configured_mb",
+                              mb_or_null (nd->memory_configured_mb),
+                              "memory_credited_mb",
+                              mb_or_null (nd->memory_credited_mb)));
+        free (text);
+        if (e < 0)
+            goto done;
+        names[i] = nd->name;
+        cores += nd->ncores;
+        gpus += nd->gpus;
+        cfg = cfg < 0 || nd->memory_configured_mb < 0
+                  ? -1 : cfg + nd->memory_configured_mb;
+        cred = cred < 0 || nd->memory_credited_mb < 0
+                   ? -1 : cred + nd->memory_credited_mb;
+    }
+    if (a->nnodes == 0)
+        cfg = cred = -1;
+    for (int i = 0; i < a->nwarnings; i++)
+        if (json_array_append_new (warnings, json_string (a->warnings[i])) < 0)
+            goto done;
+    if (hostlist_compress (names, a->nnodes, &nodelist, NULL) < 0)
+        nodelist = NULL; /* names that cannot be compressed: no list */
+    o = json_pack ("{s:s? s:s s:s? s:s? s:s? s:s? s:O s:{s:i s:i s:i s:o s:o} "
+                   "s:b s:O}",
+                   "machine", a->machine, "system", berth_system_name (a->system),
+                   "job_id", a->job_id, "liveness", a->liveness,
+                   "local_node",
+                   a->local_node >= 0 && a->local_node < a->nnodes
+                       ? a->nodes[a->local_node].name : NULL,
+                   "nodelist", nodelist, "nodes", nodes, "totals", "nodes",
+                   a->nnodes, "cores", cores, "gpus", gpus,
+                   "memory_configured_mb", mb_or_null (cfg),
+                   "memory_credited_mb", mb_or_null (cred), "mpi_allowed",
+                   a->mpi_allowed, "warnings", warnings);
+done:
+    json_decref (nodes);
+    json_decref (warnings);
+    free (names);
+    free (nodelist);
+    return o;
+}
