@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CPU set of a local step: its placed core ids are physical cores
  * (named by their lowest hardware thread); the step gets every hardware
  * thread of those cores that this process may use. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth: the command line. Each subcommand lives in its own cmd_*.c file. */
 #include <getopt.h>
 #include <stdarg.h>

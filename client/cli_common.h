@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pieces shared by the berth subcommands: machine options, number parsing,
  * list splitting, JSON output. */
 #ifndef BERTH_CLI_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pieces shared by the subcommands that talk to berthd: connecting, and
  * reporting a libberth error the same way everywhere. */
 #ifndef BERTH_CLI_DAEMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth acquire: take a detached lease for a shell script that releases it
  * later (berth release ID). The command exits at once, so a lease bound to
  * its connection would end with it: berth acquire always asks berthd for a

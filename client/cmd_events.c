@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth events: berthd's events, one a line, for scripts and log shippers
  * (the watch op of PROTOCOL.md): what it has logged since it started, and
  * with --follow what happens from now on. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth machine: what a machine is (effective options, per-node figures,
  * account defaults, scheduler targets) and, with --allocation, what the
  * allocation this process stands in holds. */

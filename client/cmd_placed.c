@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth placed: the first program of a local step that berthd had launched
  * through srun (SCHEDULER mode, where Slurm picks every step's CPUs). Inside
  * the step it reads the CPUs it was given, tells berthd (op placed) so that

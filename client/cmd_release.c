@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth release: end leases by id (detached leases from berth acquire). */
 #include <getopt.h>
 #include <stdio.h>

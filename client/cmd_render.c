@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth render: the launch command for a step, with no daemon. */
 #include <getopt.h>
 #include <jansson.h>

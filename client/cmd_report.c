@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth report: a run's timeline from berthd's events log, as text figures
  * and, on request, an SVG picture or an HTML page around it. */
 #include <errno.h>

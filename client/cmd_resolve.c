@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth resolve: choose partition / qos / queue, constraint, node count and
  * wall time for a job of N nodes on a machine. */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth run: acquire a lease (waiting as needed), run the step in it, pass
  * signals on, release, and exit with the step's status. The connection to
  * berthd stays open while the step runs: the lease is bound to it, so if

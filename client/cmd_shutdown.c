@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth shutdown: stop berthd and return once it has finished and removed
  * its socket (or after a timeout, saying so). */
 #include <getopt.h>

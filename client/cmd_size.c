@@ -1,5 +1,6 @@
-/* berth size: a step's GPUs or cores from its cell count (60-steps.md
- * "Sizing from problem size"), printed as request options for berth run. */
+/* SPDX-License-Identifier: MIT */
+/* berth size: a step's GPUs or cores from its cell count,
+ * printed as request options for berth run. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

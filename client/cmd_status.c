@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth status: berthd's ledger for people (a table of nodes, the leases,
  * the queue with reasons), as JSON, or redrawn live as events come. */
 #include <errno.h>

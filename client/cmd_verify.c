@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /* berth verify: run inside a launched rank (through the same rendered
  * launch), report what the rank really got: host, CPU affinity counted in
  * physical cores, the visible-devices variables and the BERTH_* share.
- * Mismatches are reported, never corrected (60-steps.md). Needs no berthd. */
+ * Mismatches are reported, never corrected. Needs no berthd. */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Subcommands of the berth CLI. Each takes argv starting at its own name and
  * returns the process exit status: 0 success, 1 failure, 2 usage error. */
 #ifndef BERTH_COMMANDS_H

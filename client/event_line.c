@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One event, one line: the time, the kind in a column, then what a person
  * asks of that kind (which lease, which step, how big, why). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth events for people: one of berthd's events (PROTOCOL.md "Events")
  * as one line of text. Pure: the event comes in, a line goes out. */
 #ifndef BERTH_EVENT_LINE_H

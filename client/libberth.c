@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libberth: the connection to berthd and one function per operation. Each
  * call sends one request line (the codec encodes it) and reads lines until
  * its reply comes; events that arrive meanwhile wait for berth_next_event. */

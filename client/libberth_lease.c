@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libberth: leases, launches and events as berthd describes them (decoded
  * by the codec), and their accessors. */
 #include <stdio.h>
@@ -8,7 +9,7 @@
 
 /* ---- the BERTH_* variables --------------------------------------------- */
 
-/* 50-daemon.md "Clients": the same figures berthd sends with "env". */
+/* The same figures berthd sends with "env" (berth(1), ENVIRONMENT). */
 int lease_derive_env (struct proto_lease *l, berth_error_t *err)
 {
     long long mem = l->memory_cap >= 0 ? (long long) l->memory_cap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inside libberth: the objects behind the public handles, and the helpers
  * its files share. Not installed. */
 #ifndef BERTH_LIBBERTH_PRIVATE_H

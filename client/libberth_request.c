@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libberth: an acquire request built field by field, each field checked
  * against the ranges of PROTOCOL.md so that a mistake is named here rather
  * than by berthd. */

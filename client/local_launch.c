@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launch of a --local step that berthd had srun place (SCHEDULER
  * mode): the rendered srun line with `berth placed` in front of the
  * program. */

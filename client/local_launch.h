@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth run --local where Slurm places every step (PROTOCOL.md "placed"). */
 #ifndef BERTH_LOCAL_LAUNCH_H
 #define BERTH_LOCAL_LAUNCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What `berth machine` shows: a machine's description and the live
  * allocation, as JSON, and the same printed for people. */
 #ifndef BERTH_MACHINE_VIEW_H

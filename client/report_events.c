@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading an events log into steps, laying them out in lanes, and the
  * figures of a run. Grants are decoded with the protocol's own codec, so a
  * log the daemon wrote is read by the same rules its clients use. */

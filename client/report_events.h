@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth report, the pure part: berthd's events log (events.jsonl, the
  * events of PROTOCOL.md) read into the steps of a run, their lanes on each
  * node's row of a timeline, and the run's summary figures. No I/O. */

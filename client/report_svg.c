@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The timeline: time runs left to right; each node is a band of lanes (or,
  * with cores, of one row per core id). A step is a coloured bar on every
  * node it held, labelled when the label fits (the full text is its SVG

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth report's pictures: a run (report_events.h) as a timeline in SVG,
  * written by hand, or as a small HTML page around it; and its summary as
  * text. Pure: the run comes in laid out, text goes to f. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The request options of berth acquire and berth run: each option's value
  * checked here (so a typo is a usage error naming the option) and set on
  * the libberth request under its protocol name. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The request options that berth acquire and berth run share (what a step
  * asks for), parsed into a libberth request. */
 #ifndef BERTH_REQUEST_OPTIONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A resolution as JSON (`berth resolve --json`). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A resolution as JSON, for `berth resolve --json`. */
 #ifndef BERTH_RESOLVE_VIEW_H
 #define BERTH_RESOLVE_VIEW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The human view of berthd's status. Figures come from the status reply;
  * where a node does not state what is held on it, the leases say. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth status for people: berthd's status reply (PROTOCOL.md "status") as
  * a header, a table of nodes with a bar each, the leases and the queue.
  * Pure: the status, the time and the window's size come in, text goes out. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A machine's targets and account defaults as JSON (`berth machine --json`). */
 #include "targets_view.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A machine's targets (partitions, QOS, queues) and account defaults as
  * JSON, for `berth machine --json`. */
 #ifndef BERTH_TARGETS_VIEW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* While berth run's request waits, a watcher process shows its place in
  * berthd's queue. The request's own connection carries nothing until the
  * grant (one request at a time per connection, PROTOCOL.md), so the watcher

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth run's view of its request while it waits in berthd's queue: its
  * place, why it waits, when it could start, and a cut by --min-*. */
 #ifndef BERTH_WAIT_PROGRESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Counting a watch's events; the rate is a sliding window over grant times
  * so a burst shows at once and fades when the run goes quiet. */
 #include <string.h>

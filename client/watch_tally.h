@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a live `berth status --watch` has seen on its event stream: counts of
  * each kind and grants per second over the last few seconds. Pure: events
  * and the time come in, figures and a line of text go out. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation's data: freeing it (discovery is sys/allocation_discover.c). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* The batch allocation the tools run in (40-allocation.md): which system,
+/* SPDX-License-Identifier: MIT */
+/* The batch allocation the tools run in: which system,
  * whether it is alive, and what it holds: the data only. Discovery, the only
  * code that talks to the scheduler, is sys/allocation_discover.h (berthsys);
  * the JSON view is protocol/allocation_json.h. */

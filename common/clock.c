@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading the clocks (one copy for the daemon, the CLI, libberth and
  * run_command). */
 #include <time.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The two clocks berth reads, in seconds as doubles: the monotonic one for
  * intervals and deadlines, the real one for times people and journals see. */
 #ifndef BERTH_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* INI reader in the dialect of Python's configparser with
  * ExtendedInterpolation (strict mode), as E3SM machine files are written. */
 #include <ctype.h>

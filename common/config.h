@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reader for the INI dialect of E3SM machine files (Python configparser with
  * ExtendedInterpolation): [section] headers, `key = value` or `key: value`,
  * `#`/`;` comment lines, indented continuation lines, case-insensitive keys,

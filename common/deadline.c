@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation's end in the scheduler's words, and the check of a step's
  * stated duration against it. Times are local, as squeue and qstat print
  * them; mktime turns them into Unix seconds. */

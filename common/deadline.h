@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* When the allocation ends, and whether a step that states how long it runs
  * can finish before then. The scheduler's own words are parsed here (pure);
  * sys/deadline_query.c asks for them. */

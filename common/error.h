@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Errors travel as a small struct with a text buffer; errprintf fills it and
  * returns -1 so that `return errprintf (err, "...")` reads naturally. */
 #ifndef BERTH_ERROR_H

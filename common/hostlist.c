@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slurm host-list grammar, expanded and compressed in-process. */
 #include <ctype.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slurm host lists: "nid[001-003,010],login[1-2]" <-> names, in-process (no
  * scontrol). Zero padding is kept; a name may hold several brackets
  * ("r[1-2]n[01-02]" is the product, left bracket varying slowest). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Id sets as text: ranges ("2-4,6") and hex masks ("0x3"). */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sets of small non-negative integer ids (core ids, GPU indices) written as
  * ranges: "0-3,8,10-11". */
 #ifndef BERTH_IDSET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checking a launch or step against what a node and the nodes hold, with
  * berthd's own rules (step_cut_to_fit). */
 #include <stdio.h>

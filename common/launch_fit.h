@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Whether a launch can be asked of a machine or an allocation at all: the
  * checks berthd makes of a request (step_cut_to_fit, with every minimum equal
  * to its target so nothing is cut) and of a placement against one node's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the installed launcher can do, parsed from version text and
  * --launcher-version values. Running the launcher to learn it is
  * sys/launcher_detect.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the installed launcher can do, which decides how placements and memory
  * caps are rendered. Detected at run time (never read from the config) once
  * per process (sys/launcher_detect.h), or given explicitly for previews and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A machine: the shipped machines, the compiler overlay, and the parsed
  * effective [parallel] options. Finding and reading machine files is
  * sys/machine_search.c's job; which machine to load is sys/machine_select.c's. */

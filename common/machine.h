@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A machine: the layered config (default.cfg -> machines/<name>.cfg -> user
  * files) and the effective [parallel] options for one compiler. Loading one
  * (files, environment, host) is sys/machine_select.h. */

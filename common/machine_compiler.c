@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which compiler section of a machine is in force, why, and which compilers
  * the machine knows: [parallel.<c>] sections, the [build] compilers list and
  * the [build] compiler. A compiler the machine does not know is refused where

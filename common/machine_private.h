@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared between machine.c (parsing, queries), machine_compiler.c,
  * sys/machine_search.c (the search path, layering files) and
  * sys/machine_select.c (which machine, generic machines).

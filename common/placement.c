@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Placements: checking their shape and splitting each node's cores among
  * the tasks of a launch. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A placement: which nodes, which core ids on each node, and how many GPUs
  * (with their indices when the caller knows them). */
 #ifndef BERTH_PLACEMENT_H

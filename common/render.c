@@ -1,4 +1,5 @@
-/* Rendering a launch command for a machine (20-launch-rendering.md). Pure:
+/* SPDX-License-Identifier: MIT */
+/* Rendering a launch command for a machine. Pure:
  * the launcher's capabilities come in as an argument. */
 #include <stdarg.h>
 #include <stdio.h>

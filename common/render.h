@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rendering a launch: program argv + tasks/cores/GPUs (+ placement, + memory
  * cap) -> the machine's launcher argv and an environment delta. Pure: the
  * launcher's capabilities come in as an argument. */
@@ -59,7 +60,7 @@ void env_set_free (struct env_set_item *env, int n);
  * and visible-devices variables take them; NULL when out of memory. */
 char *render_id_list (const int *ids, int n);
 
-/* The BERTH_* variables of a lease (50-daemon.md "Clients"), appended to env
+/* The BERTH_* variables of a lease, appended to env
  * in this order: BERTH_LEASE (its name), BERTH_NODES (the nodes, comma
  * separated), BERTH_CORES (the first node's cores as an id set; empty with
  * no node), BERTH_GPUS (the GPU ids, comma separated), BERTH_MEMORY_MB when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resolution of a job request against a machine's scheduler targets. */
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /* Choosing the partition / qos / queue, constraint, node count and wall time
- * for a job of N nodes on a machine (30-scheduler-targets.md). Pure logic. */
+ * for a job of N nodes on a machine. Pure logic. */
 #ifndef BERTH_RESOLVE_H
 #define BERTH_RESOLVE_H
 

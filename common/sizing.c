@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cells in, GPUs or cores out: the target from the goal per unit, the
  * minimum from the most one unit can hold. */
 #include <stdio.h>

@@ -1,5 +1,6 @@
-/* Sizing a step from its problem size (60-steps.md "Sizing from problem
- * size"): a cell count in, the target and minimum GPUs or cores out, in the
+/* SPDX-License-Identifier: MIT */
+/* Sizing a step from its problem size:
+ * a cell count in, the target and minimum GPUs or cores out, in the
  * request's terms (gpus/min_gpus, or ntasks/min_tasks with one core each).
  * Pure logic. */
 #ifndef BERTH_SIZING_H

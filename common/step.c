@@ -1,5 +1,6 @@
-/* A step's request, and cutting it to fit the whole empty allocation once
- * (60-steps.md). The width of an MPI step changes its results, so it is
+/* SPDX-License-Identifier: MIT */
+/* A step's request, and cutting it to fit the whole empty allocation once.
+ * The width of an MPI step changes its results, so it is
  * decided here against the allocation, never against what happens to be
  * free. */
 #include <stdio.h>

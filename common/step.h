@@ -1,4 +1,5 @@
-/* What one step asks for (60-steps.md), and how it is cut to fit once against
+/* SPDX-License-Identifier: MIT */
+/* What one step asks for, and how it is cut to fit once against
  * the whole empty allocation. Pure logic. */
 #ifndef BERTH_STEP_H
 #define BERTH_STEP_H
@@ -30,8 +31,7 @@ struct step_request {
 void step_request_init (struct step_request *r);      /* everything unset */
 void step_request_free (struct step_request *r);      /* frees contents */
 
-/* What the step is cut against: the whole empty allocation (40-allocation.md
- * gives the figures). */
+/* What the step is cut against: the whole empty allocation. */
 struct step_capacity {
     int nodes;                /* >= 1 */
     int cores_per_node;       /* usable cores on each node, >= 1 */
@@ -55,8 +55,8 @@ struct step_shape {
     bool local;
 };
 
-/* Cut a request to fit the whole empty allocation (60-steps.md "Cutting to
- * fit"): validate it, reduce targets towards the minimums once, convert the
+/* Cut a request to fit the whole empty allocation:
+ * validate it, reduce targets towards the minimums once, convert the
  * deprecated gpus_per_task (warning written to warn, "" when none; warn may
  * be NULL), derive the memory budget. Errors name the step's label, what it
  * needs and what the allocation (or one node) holds. *out is untouched on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading a machine's scheduler targets from its layered config. */
 #include <ctype.h>
 #include <errno.h>

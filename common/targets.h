@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scheduler targets of a machine: the partitions, qos and queues it lists,
  * each with its node range and wall-clock limit, plus the other options a
  * job-script header needs (account, constraints, filesystems). Read once from

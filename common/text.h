@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small text helpers shared by the readers of configs and requests. */
 #ifndef BERTH_TEXT_H
 #define BERTH_TEXT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wall times read in the forms sbatch and qsub take, and written back. */
 #include <ctype.h>
 #include <math.h>

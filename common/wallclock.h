@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wall-clock limits and requests in the forms Slurm and PBS take. */
 #ifndef BERTH_WALLCLOCK_H
 #define BERTH_WALLCLOCK_H

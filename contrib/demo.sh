@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job on the embedded localhost default: install what is missing,
 # build, then start berthd on this machine and run a small ensemble through
 # it (more steps than fit at once, of different widths), show berth status,

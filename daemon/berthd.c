@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berthd: options, start-up (machine, allocation, ledger, journal, socket),
  * readiness (stdout line, --print-env, sd_notify, or the parent of
  * --detach), the event loop, and the exit codes: 0 clean stop, 1 runtime

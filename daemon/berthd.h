@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berthd's state and the functions its files share. One daemon per process:
  * the event loop owns everything below; nothing here is thread-safe. */
 #ifndef BERTHD_H
@@ -28,7 +29,7 @@
 #include "step.h"
 #include "waitqueue.h"
 
-/* Exit codes (40-allocation.md). */
+/* berthd's exit codes (berthd(8), EXIT STATUS). */
 #define BERTHD_EXIT_OK 0
 #define BERTHD_EXIT_RUNTIME 1
 #define BERTHD_EXIT_USAGE 2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One request line -> its handler, through a static table of ops. The small
  * ops live here; acquire and release with the leases (leases.c). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berthd's event loop: libevent's, with a short poll before each sleep.
  *
  * A client's next request often comes tens of microseconds after berthd's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The events log: one JSON line per grant, wait, release and refusal, in the
  * state directory (events.jsonl), for `berth status` history and timelines;
  * the same events go to every connection that watches. Lines are gathered

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A map from 64-bit ids (lease ids: the daemon's and the ledger's) to
  * pointers: open addressing with linear probing, so lookups stay O(1) however
  * many leases a long job hands out. */

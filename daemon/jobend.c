@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation's end: from the environment where the scheduler states it
  * (SLURM_JOB_END_TIME, Slurm 23.02 and later), else asked once, lazily, the
  * first time a request states a duration or someone asks for the time left

@@ -1,4 +1,5 @@
-/* The journal (50-daemon.md "Durability and faults"): every grant and
+/* SPDX-License-Identifier: MIT */
+/* The journal: every grant and
  * release as one JSON line in the state directory (journal.jsonl), written
  * before the client hears of it. The file format, reading and the atomic
  * rewrite are journal_file.c's; this file ties them to the daemon.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading, appending to and rewriting the journal file (journal_file.h).
  * A crash can cut only the last line short (records are appended whole and
  * a failed append is cut back off), so a torn last line is dropped with a

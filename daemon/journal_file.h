@@ -1,4 +1,5 @@
-/* The journal as a file (50-daemon.md "Durability and faults"): one JSON
+/* SPDX-License-Identifier: MIT */
+/* The journal as a file: one JSON
  * record per line. Line 1 ("start") describes the ledger's nodes and the next
  * lease id; then "grant" records (the lease, its shape and, per node, what
  * it holds) and "release" records; "reclaim" records (another process took

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "launcher_detect.h"
 #include "launcher_probe.h"
 

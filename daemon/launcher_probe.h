@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launcher's capabilities (srun --version and the like) detected on a
  * thread of its own while berthd builds its ledger: the probe runs a
  * program, 10 ms or more of waiting that need not sit on the start-up's

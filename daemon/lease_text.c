@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The lease object written straight to JSON text (lease_text.h says why). */
 #include <math.h>
 #include <stdint.h>

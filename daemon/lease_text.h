@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A grant's lease object as JSON text, encoded once per grant and spliced
  * into the acquire reply, the granted event and the journal record. It is
  * the object the codec builds (proto_lease_json: same members, same order,

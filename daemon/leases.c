@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Leases: the records around the ledger's grants (who holds what, the
  * rendered launch, the step's environment), the acquire and release ops, and
  * the ways a lease ends: release, its connection closing, its ttl, its owner
@@ -106,7 +107,7 @@ static char *strdup_or_null (const char *s)
     return s ? strdup (s) : NULL;
 }
 
-/* BERTH_* variables (50-daemon.md "Clients"), and for a local step on a GPU
+/* BERTH_* variables, and for a local step on a GPU
  * node the vendor's visible-devices variable: exactly its GPUs, empty for
  * none. */
 static int build_env (struct berthd *d, struct lease *ls,

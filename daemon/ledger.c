@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ledger: who holds which core ids, GPU indices and memory on each node.
  *
  * Built for allocations of many nodes: each node keeps its free core ids as a

@@ -1,4 +1,5 @@
-/* The allocation's ledger (50-daemon.md "Ledger"): per node the usable core
+/* SPDX-License-Identifier: MIT */
+/* The allocation's ledger: per node the usable core
  * ids, which are free, free GPU indices, credited and unbudgeted memory, and
  * the leases that hold the rest. Pure logic: no I/O, no clock. */
 #ifndef BERTH_LEDGER_H

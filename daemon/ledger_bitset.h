@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ledger's bit sets: a node's core ids as words of bits, scanned word by
  * word (first set bit, shortest run, choosing ids).
  *

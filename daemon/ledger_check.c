@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ledger's invariants, recomputed from the leases: every core id and GPU
  * free or held exactly once, free counts and buckets agreeing, memory and
  * resident lease counts adding up. For tests and fuzzing. */

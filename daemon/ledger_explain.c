@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Explaining a wait: the sentence that says why a step does not fit now,
  * naming the first figure that falls short and the best nodes have. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Placing a step in the ledger: best fit on one node, or a span over k
  * nodes that hold the same core ids and GPU indices (an id template). Reads
  * the book and builds the lease; ledger.c records it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the ledger's files share and nothing else sees: the book's layout
  * (nodes, free-count buckets, reserved nodes, leases by id), the node sets
  * that index nodes by free count, what one node of a placement must hold,

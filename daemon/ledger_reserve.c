@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Holding nodes back for a waiting request (backfill reservations): which
  * nodes to hold, when the held nodes will be ready given the leases'
  * estimated ends, and when a step could start at the earliest. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Restoring a lease into the ledger (from the journal after a restart):
  * every core, GPU and MB it names checked against the book before any is
  * taken, so that a bad record changes nothing. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berthd's own messages go to stderr: plain lines for a person or a log file,
  * and with "<N>" syslog priority prefixes when journald reads stderr
  * (JOURNAL_STREAM names stderr's device and inode), so that it files them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* systemd's notification protocol: READY=1 once listening, STATUS= with the
  * lease, queue and free core counts (at most twice a second), WATCHDOG=1 at
  * half the watchdog interval (sd_watchdog_enabled: WATCHDOG_USEC, for this

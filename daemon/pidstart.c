@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A process's start time from /proc (pidstart.h). */
 #include <errno.h>
 #include <fcntl.h>

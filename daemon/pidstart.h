@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Who a pid is: a process's start time (field 22 of /proc/PID/stat, clock
  * ticks since boot) tells it apart from a later process given the same pid.
  * The journal records it beside a lease holder's pid, so that after a

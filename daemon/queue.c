@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Requests that wait: the wait queue (waitqueue.c) wired to connections,
  * timers and replies. A request is tried at once; one that cannot fit even
  * the empty allocation is refused at once; the rest wait, in order with

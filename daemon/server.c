@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The socket side of berthd: the listening socket (bound here, or passed by
  * systemd), connections checked with SO_PEERCRED, newline framing with the
  * line limit, and replies. A connection is served one request at a time, in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Making the place of berthd's socket safe: a directory this user owns that
  * nobody else can enter, no symlinks, a 0600 socket. (Where the socket lives
  * by default is the protocol's: protocol/socket_path.h.) */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What status and resources report: the allocation with what is held and
  * free on each node, the leases with their ages, the queue with the reason
  * each request waits, and the daemon itself. Every figure `berth status`

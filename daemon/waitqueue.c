@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The wait queue. Entries are kept sorted (priority, then arrival); the queue
  * is short next to the ledger, so a sorted array is enough. */
 #include <stdio.h>

@@ -1,4 +1,5 @@
-/* Requests that do not fit yet wait here (50-daemon.md "Waiting"): arrival
+/* SPDX-License-Identifier: MIT */
+/* Requests that do not fit yet wait here: arrival
  * order (a request sent again after a restart by its first arrival),
  * higher priority first, with backfill (a later request that fits now
  * may start) bounded against starvation (once an entry has been overtaken N

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write a C file holding each machine file's text, keyed by its base name."""
 import os
 import sys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The members of an acquire request, described once for the strict decoder
  * (codec_request.c) and the fast lane (request_fast.c): each decodes and
  * checks them in this order, with these kinds and bounds, from this list.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation as JSON: berthd's status reply and allocation event carry
  * it, and `berth machine --allocation --json` prints it. */
 #include <stdlib.h>

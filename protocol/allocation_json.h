@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation as JSON, as berthd sends it and the CLI prints it. */
 #ifndef BERTH_ALLOCATION_JSON_H
 #define BERTH_ALLOCATION_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The berthd wire protocol (protocol/PROTOCOL.md): newline-delimited JSON
  * objects over a Unix stream socket. This codec turns request lines into C
  * structs (strictly: unknown keys, wrong types and absurd figures are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON of the values requests, replies and events share (placements,
  * launches, environments, id lists), and the cleaning of quoted text. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The checks of decoded values, shared by the strict request decoder and
  * the clients' reply decoders: each refusal names the field and what it
  * got; placements, launches and environments as both sides read them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replies and events decoded, as clients (libberth, berth) read them:
  * leniently, for a later berthd may add members, yet every value checked. */
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Watch events encoded, as berthd sends them. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the codec's files share and nothing outside protocol/ includes: the
  * context of a decoding, the field checks (codec_check.c) and the JSON of
  * shared values (codec_build.c). */

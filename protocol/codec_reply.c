@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replies encoded, as berthd sends them, and any message as one line. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Requests decoded strictly, as berthd reads them: every refusal names the
  * field; the fast lane (request_fast.c) is tried first. */
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Requests encoded, as clients send them. */
 #include "codec_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stable error codes of replies (codec.h), as a table of the known ones. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json_scan.h: the strict reader of the protocol's hot lines. jsmn finds the
  * tokens; it is lenient about what lies between them (a missing comma or
  * colon passes), so every byte between tokens is checked here against the

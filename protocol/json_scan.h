@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A strict, allocation-free reader of the protocol's hot lines (acquire and
  * release requests, grant and release replies), so that the common request
  * and reply do not pay for building and freeing a jansson tree. Tokens come

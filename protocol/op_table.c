@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ops of the protocol: each one's name on the wire, decoder and
  * encoder, built from PROTO_OPS (codec.h), by enum proto_op. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reply_fast.h: grant and release replies read from json_scan's tokens.
  * Every check mirrors one of the client-side decoders (codec_client.c,
  * codec_check.c: named at each function); where those would refuse a value, this file declines it, so

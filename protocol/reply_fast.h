@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The client's fast lane for the two hot replies: a grant (acquire and
  * reclaim answer with the lease) and a release, decoded straight from the
  * line with json_scan instead of through a jansson tree. A line is decoded

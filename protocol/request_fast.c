@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* request_fast.h: acquire and release decoded from json_scan tokens. Each
  * check mirrors the jansson path's (codec_request.c: decode_acquire,
  * decode_lease_op; codec_check.c: the codec_get_* helpers) with the same bounds; where a value would be

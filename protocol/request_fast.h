@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fast lane of request decoding: acquire and release, the requests that
  * every step sends, decoded from json_scan tokens without building a jansson
  * tree. proto_decode_request tries it first; whatever it declines goes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where a client finds berthd's socket when it is not told: one rule for the
  * daemon, libberth and the CLI, kept with the rest of the wire's contract so
  * that the client side needs nothing of the daemon's. */

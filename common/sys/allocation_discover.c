@@ -1,4 +1,5 @@
-/* Allocation discovery as 40-allocation.md says: the system, then the
+/* SPDX-License-Identifier: MIT */
+/* Allocation discovery: the system, then the
  * scheduler's part (allocation_slurm.c, allocation_pbs.c), then this node's
  * evidence (allocation_evidence.c); and the node table they share. */
 #include <errno.h>

@@ -1,4 +1,5 @@
-/* Discovering the batch allocation (40-allocation.md): berthd does it once
+/* SPDX-License-Identifier: MIT */
+/* Discovering the batch allocation: berthd does it once
  * at start; a CLI view may too. This is the only code that talks to the
  * scheduler, and it asks only when nothing local proves the allocation
  * live. */

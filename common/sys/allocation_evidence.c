@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* This node's evidence for the allocation: usable cores from its topology
  * and the memory it can really give. */
 #include <inttypes.h>

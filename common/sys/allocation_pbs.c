@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A PBS job's allocation: its nodes from PBS_NODEFILE, else their count
  * from `qstat -f`. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the parts of allocation discovery (berthsys, not a public API):
  * allocation_discover.c (the whole, and the node table), allocation_slurm.c,
  * allocation_pbs.c and allocation_evidence.c (this node's cores and memory). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A Slurm job's allocation: is it live (local proof first, then at most
  * two squeue queries), and its nodes, cores per node and count. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading a config file into memory for config_load_string (the parser is
  * the pure config.c). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loading a config file from disk (berthsys). */
 #ifndef BERTH_CONFIG_FILE_H
 #define BERTH_CONFIG_FILE_H

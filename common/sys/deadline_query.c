@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The edges of the allocation's end: what the environment states, and the
  * one question to the scheduler when it states nothing. */
 #include <stdio.h>

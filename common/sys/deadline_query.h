@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation's end learnt from outside (berthsys): the environment, or
  * one question to the scheduler. */
 #ifndef BERTH_DEADLINE_QUERY_H

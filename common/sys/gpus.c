@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPUs of this node from driver files alone (no GPU runtime loaded). */
 #include <dirent.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPUs on this node, found without loading any GPU runtime: NVIDIA under
  * /proc/driver/nvidia/gpus/<bus id>/information, AMD as kfd topology nodes
  * with a non-zero gpu_id. Roots are parameters for recorded trees in tests. */

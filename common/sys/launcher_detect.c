@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Detecting what the installed launcher can do: running it once per process
  * (`srun --version`, `<launcher> --version`) and looking for taskset on
  * PATH; the text is parsed by launcher.c. */

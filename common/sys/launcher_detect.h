@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Detecting the installed launcher's abilities by running it (berthsys). */
 #ifndef BERTH_LAUNCHER_DETECT_H
 #define BERTH_LAUNCHER_DETECT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* This host's figures for machines whose figures are detected: usable
  * physical cores, memory, GPUs, and the MPI launcher on PATH. */
 #include <stdio.h>

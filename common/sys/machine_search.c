@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The machine search path and the layering of machine files over a config:
  * <name>.cfg from the first directory that has it, else the shipped text. */
 #include <errno.h>

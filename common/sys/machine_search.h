@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The machine search path and machine files layered from it (berthsys).
  * Not a public API: machine_select.c's. */
 #ifndef BERTH_MACHINE_SEARCH_H

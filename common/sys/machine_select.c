@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which machine to load when none is named, and the generic machines built
  * from a Slurm or PBS job's environment (the figures detected on this host
  * are machine_facts.c's).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loading a machine (berthsys): which one, from the options, the
  * environment and the host; its files read from the search path; the
  * figures detected on this host where the files leave them out. */
@@ -17,7 +18,7 @@ struct machine_options {
 
 /* Load and layer the config and compute the effective options. Without a
  * name, and without a --config file that sets [parallel] system (a machine of
- * its own), the machine is chosen as 10-machines-and-config.md says
+ * its own), the machine is chosen in this order
  * (BERTH_MACHINE, [discovery] hostnames, generic Slurm/PBS job, localhost)
  * and the config files are layered over it. <name>.cfg is looked for in the
  * machine search path (machine_path, then BERTH_MACHINE_PATH, a colon list,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory this node can really give: the kernel's MemAvailable and the
  * process's cgroup limit (v1 or v2, the tightest along the cgroup path). */
 #include <ctype.h>

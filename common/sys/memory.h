@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory actually usable on this node: min(cgroup limit, MemAvailable). The
  * roots are parameters so tests can feed recorded files. */
 #ifndef BERTH_MEMORY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one place that starts external programs (scheduler queries). */
 #include <errno.h>
 #include <fcntl.h>

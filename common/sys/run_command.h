@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Run an external command without a shell: argv as given, the program found
  * on the PATH of the given environment, stdout and stderr captured apart, a
  * timeout that kills the command (and its process group). */

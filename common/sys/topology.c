@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Physical cores from sysfs thread siblings, and the node's usable core ids. */
 #include <errno.h>
 #include <sched.h>

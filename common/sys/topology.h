@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which core ids are physical cores: read from sysfs (the root is a parameter
  * so tests can feed recorded topologies). Hardware threads of one core are
  * named by the core's lowest sibling id. */
@@ -20,7 +21,7 @@ int topology_physical_cores (const char *sysfs_root, const int *usable_ids,
 int topology_affinity_ids (int **ids, int *count, berth_error_t *err);
 
 /* Reconcile detected physical cores with the configured cores_per_node
- * (0 = unset) as 40-allocation.md says: less than half -> number from zero
+ * (0 = unset) so: less than half -> number from zero
  * with a warning; fewer -> use them with a warning; more -> the first
  * cores_per_node. Writes any warning (one line, no newline) to warn (may be
  * left empty). Caller frees *ids. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Configures (once) and builds one build directory; on failure shows the
 # compiler's messages.
 # Usage: contrib/ci/build.sh DIR [meson setup options...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian 12 packages the build and the tests need (as root).
 # Does nothing when everything is already installed. The two MPIs (Open MPI
 # 4.1 through PMIx, MPICH 4.0 through PMI-2) build tests/mpi/mpi_report.c,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what is missing, then builds and runs every test:
 #  1. gcc, warnings as errors: the whole suite (unit, command line,
 #     integration, Slurm integration on a local cluster, fuzz corpora, the

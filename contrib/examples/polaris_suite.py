@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A Polaris-shaped test suite driven through berthd with the Python client.
 
 Four ocean meshes, each: base mesh (a local Python step) -> cull (launched,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The pictures behind cores-2.png and cores-128.png: `berth report --cores`
 # on a clean 50-step log (tests/cli/gen_events.py) at 2 cores per node (4
 # nodes) and at 128 cores per node (2 nodes), rendered with rsvg-convert.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The run behind timeline.png: a berthd on this machine (the localhost
 # default), an ensemble of 24 single-core steps of several lengths started
 # all at once through `berth run --local` (most of them wait for a core),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The CLI as separate processes, side by side with what users would run
 # instead, in the same invocation:
 #  1. `berth acquire --cores 1 --detach --json` then `berth release ID`, ms

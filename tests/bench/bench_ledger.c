@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ledger alone, in process: acquire + release of a one-node 4-core
  * placement and of a 64-node spanning placement (both layouts) on 100, 1,000
  * and 10,000 nodes of 128 cores and 4 GPUs, half the nodes partly held so

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # What a --local step costs on Slurm (issue 15), the ways side by side in one
 # batch job on the local cluster (1 node, 2 CPUs, its own state and ports):
 #   bound:   berth run --local as berth binds it where it places by CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packing quality, simulated in process with a virtual clock (no sleeping):
  * a recorded-style suite of 300 steps (1 to 4 nodes, 1 to 128 cores, some
  * GPU steps, durations from 10 s to 1,000 s) submitted at once, as an

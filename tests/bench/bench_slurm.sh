@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # On the local Slurm cluster (shared/slurm/local-cluster.sh, its own state
 # directory and ports): inside one salloc allocation, ensembles of STEPS
 # one-core steps, JOBS at a time (more than the allocation's cores: the

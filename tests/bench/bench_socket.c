@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berthd over its socket, the real path: a berthd on a fake Slurm allocation
  * (128 nodes of 128 cores and 4 GPUs), driven by
  *  1. one client with libberth: acquire + release round trips (p50, p99);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berthd start-up: from fork to its ready line (the socket is listening, the
  * journal written), on a fake Slurm allocation of 1, 1,000 and 10,000 nodes
  * of 128 cores and 4 GPUs given in the environment as a job gives it

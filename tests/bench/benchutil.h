@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the C benchmarks: clocks, medians and percentiles, the
  * command line every benchmark takes (--quick, --json FILE, --berthd PATH),
  * a berthd started on a fake Slurm allocation of N nodes of 128 cores and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berth status at the size of a real run: a berthd over a fake Slurm
 allocation of NODES nodes (the environment of a batch job: SLURM_JOB_ID,
 SLURM_JOB_NODELIST naming this host and nid000001..., SLURMD_NODENAME; the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berth's benchmarks, side by side with what users would run instead:
 #
 #   bash tests/bench/run.sh [--quick] [--out DIR] [--only NAME,...]

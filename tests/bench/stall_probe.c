@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The speed witness (stall_probe.h): a real-time child per CPU that wakes
  * every millisecond, times a fixed loop and logs it into memory shared with
  * the benchmark. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A witness for the machine's own speed during a benchmark. On each CPU the
  * benchmark may use, a child process pinned there at real-time priority
  * (SCHED_FIFO, when allowed) wakes every millisecond and times a fixed loop

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Each figure of a benchmark run against its target, with the anchors measured
 beside it: a table on stdout, summary.md (for the README) and summary.json in
 the results directory. Targets are read, never asserted: the exit status says

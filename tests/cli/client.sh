@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The daemon subcommands without a daemon: usage errors (exit 2), a missing
 # berthd (exit 1, saying how to start one), and berth verify, which needs none.
 # The behaviour against a real berthd is in tests/integration/client.py.

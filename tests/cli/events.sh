@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berth events against a real berthd (this machine): the history (berthd's
 # start with its allocation first, then a grant, a refusal, a release), as
 # text and as JSON lines that parse; --follow sees events as they happen and

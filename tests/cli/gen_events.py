@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a synthetic, well-formed berthd events log (events.jsonl, the events
 of protocol/PROTOCOL.md as daemon/events.c writes them) to stdout: STEPS steps
 on NODES nodes of CORES cores, simulated with a first-fit ledger so that no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # meson install into a scratch DESTDIR: every file lands where it belongs
 # (programs, libberth with its header and pkg-config file, machine files,
 # systemd user units naming the installed berthd, man pages, bash

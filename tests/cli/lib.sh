@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the command-line tests: small assertions that count, and a
 # closing "N passed, N failed" line. $BERTH is the CLI under test.
 set -u

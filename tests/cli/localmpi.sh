@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berth run on the localhost default against a real berthd, once with Open
 # MPI's mpirun and once with MPICH's hydra: -n N starts N ranks (counted by
 # the launcher's own variables, and by a small MPI program built with that

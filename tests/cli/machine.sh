@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berth machine: every shipped machine described; the localhost default; the
 # allocation view with fake schedulers (no query under a local proof).
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The man pages and --help say the same: for every berth command, the options
 # its --help lists are exactly those its section of berth(1) describes (the
 # tags of its .TP items), and berthd(8)'s OPTIONS are those of berthd --help.

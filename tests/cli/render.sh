@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# berth render against the brief's examples (20-launch-rendering.md), its JSON
+# SPDX-License-Identifier: MIT
+# berth render against known launch lines, its JSON
 # form, its errors and exit codes, on the shipped machine files.
 source "$(dirname "$0")/lib.sh"
 R=("$BERTH" render)

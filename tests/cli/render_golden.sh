@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Golden launch lines for every shipped machine and compiler section,
 # unplaced and placed, per launcher version, with a memory cap, compared with
-# tests/data/render/golden.txt (reviewed against 20-launch-rendering.md).
+# tests/data/render/golden.txt (reviewed by hand).
 # BERTH_REGEN=1 rewrites the file instead (review the diff before committing).
 source "$(dirname "$0")/lib.sh"
 golden=$BERTH_TESTDATA/render/golden.txt

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berth report on a synthetic but well-formed events log of 300 steps on 8
 # nodes (gen_events.py): the figures, an SVG that parses as XML with a bar
 # for every step on every node it held, the HTML page, --cores, --allocation,

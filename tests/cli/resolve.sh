@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# berth resolve against the shipped machines (30-scheduler-targets.md).
+# SPDX-License-Identifier: MIT
+# berth resolve against the shipped machines.
 # shellcheck source=tests/cli/lib.sh
 source "$(dirname "$0")/lib.sh"
 data=${BERTH_TESTDATA:-$(dirname "$0")/../data}/resolve

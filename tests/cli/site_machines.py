@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The machines berth ships against the sites' own machine files.
 
 ../shared/site-machines/ holds the machine files E3SM's users already have

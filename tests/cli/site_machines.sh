@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The shipped machines against the sites' own machine files in
 # ../shared/site-machines/ (site_machines.py says what is compared); SKIP
 # (exit 77, said loudly) where those files are not there.

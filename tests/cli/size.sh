@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# berth size: cells in, request options (or JSON) out (60-steps.md "Sizing
-# from problem size").
+# SPDX-License-Identifier: MIT
+# berth size: cells in, request options (or JSON) out.
 # shellcheck source=tests/cli/lib.sh
 source "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berth status and --watch fit the window (issue 19), against real berthds:
 #  1. this machine (2 cores), one lease holding both, 10 steps waiting with
 #     long labels: under tmux at 80x24 the live view keeps the header, the

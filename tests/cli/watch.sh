@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berth status --watch against a real berthd (this machine, the localhost
 # default): on a terminal (tmux) the live view shows the node, redraws when a
 # lease is taken, and q, Ctrl-C and SIGTERM each leave with the terminal as

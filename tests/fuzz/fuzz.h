@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the fuzz targets: libFuzzer's entry points, a check that aborts
  * (libFuzzer and the corpus replay both report an abort as a crash), and
  * the input as a C string. */

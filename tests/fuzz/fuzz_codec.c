@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: the wire codec, both sides. The input is one line as berthd
  * reads it (proto_decode_request) and as a client reads it
  * (proto_parse_message and the reply and event decoders).

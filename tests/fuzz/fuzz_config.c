@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: the INI reader of machine files. The input is one or two
  * files (split at a line "#--layer--"), loaded in order as --config layers
  * are. Every key of every section, and of [DEFAULT], is read interpolated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: Slurm host lists. The input is a host list as
  * SLURM_JOB_NODELIST gives it. What expands compresses, and the compressed
  * text expands to the same names (repeats dropped); the input read as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: id sets ("0-3,8") and ordered id lists ("4-7,0-3"), as cpu
  * lists, GPU lists and journal records give them. A parsed set is sorted and
  * unique, formats back to text that parses to the same set, and has a hex

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: berthd's journal as it reads it after a crash. The input is
  * the file journal.jsonl, read with journal_read (a torn last line is
  * dropped, any other damage refuses the journal); every live grant is put

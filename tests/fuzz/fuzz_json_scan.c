@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: json_scan accepts only what jansson accepts, and reads the
  * same values (json_scan.h's contract, which the protocol's fast lanes rely
  * on to decode exactly as the jansson path would). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: from a request line to cores, as berthd does it. The first
  * byte picks an allocation; every following line is
  *   - a request: decoded (proto_decode_request); an acquire is cut to fit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: the client's fast lane for grant and release replies
  * (reply_fast.h). Whatever the line, the fast lane declines it or reads
  * exactly what the jansson path reads (proto_parse_message,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by test_json_scan and fuzz_json_scan: does what json_scan read
  * agree with jansson's tree of the same line? */
 #ifndef BERTH_JSON_SCAN_AGREE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runs a fuzz target over files without fuzzing, for builds without
  * libFuzzer: every argument is a file or a directory of files (the
  * committed corpus), each given to LLVMFuzzerTestOneInput once. A crash or

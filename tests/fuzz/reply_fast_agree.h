@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by test_reply_fast and fuzz_reply: does the fast lane read a reply
  * line exactly as the jansson path does (proto_parse_message,
  * proto_reply_status, an integer id, proto_decode_lease)? */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs every fuzz target (or the ones named) for SECONDS each, one after the
 # other, and prints executions, corpus size and the outcome per target.
 #

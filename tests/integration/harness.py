@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared pieces of the berthd integration tests (standard library only):
 start a real berthd in a private temporary directory on a real socket, talk
 to it line by line, and count checks.

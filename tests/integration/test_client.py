@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The berth CLI against a real berthd: acquire/release, --env, run (exit
 statuses, signals passed on, a killed run freeing its lease, waiting requests
 served as others release, --timeout), status, shutdown, verify.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd under concurrent clients: 200 clients acquiring and releasing in
 random orders never hold overlapping leases; a killed client's lease is
 freed; waiting requests are granted as others release; wait timeouts,

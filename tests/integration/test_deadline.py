@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The allocation's end: berthd learns it from SLURM_JOB_END_TIME, else asks
 squeue once, lazily (never at start, at most once per daemon); status shows
 the time left; a request that states a duration running past the end is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd's journal under faults: kill -9 during a busy run (many clients
 acquiring and releasing, each recording what it held and when; no core is
 held by two clients at overlapping times across the crash, no lease is lost,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd against clients that fail or misbehave (issue 10, "fault injection"):
 
 - 1,000 client processes killed with SIGKILL at random points of acquire,

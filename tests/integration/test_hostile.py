@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Hostile input to a real berthd (issue 10):
 
 - every op with every one of its fields given a value of each wrong JSON

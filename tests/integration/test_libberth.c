@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libberth, through its public header and shared library only, against a
  * real berthd ($BERTHD) started for this suite on a socket of its own. */
 #include <berth/berth.h>

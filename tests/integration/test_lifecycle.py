@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd's life: detached leases (ttl, owner pid), shutdown drain and
 force, SIGTERM, a stale or unreachable allocation at start (exit 3 / 4,
 one squeue call), usage errors, --detach --print-env, crash recovery from

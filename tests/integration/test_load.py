@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd under load (issue 10):
 
 - 4,000 clients connected at once, each asking for one core: 512 are granted

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd's protocol edges: malformed and oversized lines answered without
 harming other clients, pipelining, double release, another connection's
 lease, another uid refused by SO_PEERCRED, status and resources JSON,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berth.aio against a real berthd: many steps from one event loop (each
 acquire on a connection of its own, so a waiting one holds up no release),
 async with for leases, lease.run with subprocess.run's arguments, status,

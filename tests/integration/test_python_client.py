@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The Python client (contrib/python/berth) against a real berthd: connect
 from BERTH_SOCKET or a path, acquire as a context manager (released on exit,
 and when the process dies), render, resources, status, watch, one exception

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The Python client installed the ways Python users install it, each in a
 fresh virtual environment, then used against a real berthd from outside the
 source tree: a plain `pip install contrib/python` (offline: --no-index; the

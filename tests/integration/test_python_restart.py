@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The Python clients (berth and berth.aio) across a berthd killed with -9
 and started again on the same socket and state directory: they connect
 again, reclaim their leases by id (held by a connection again, not

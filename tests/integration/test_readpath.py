@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd's read path (server.c reads each socket itself, one read per
 readable event, into an input buffer held to one line past the limit):
 lines split across many small writes and across reads, pipelined batches

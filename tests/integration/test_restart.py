@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd killed -9 and started again under running steps (issue 15, part 1).
 
 Every step here is a real `berth run --local` holding every core of the

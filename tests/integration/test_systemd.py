@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd under systemd, and its signals: socket activation (with
 systemd-socket-activate, and a listening socket kept across a kill -9 the way
 systemd keeps it, so that clients that connect meanwhile are served by the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The shipped systemd user units (contrib/systemd) pass `systemd-analyze
 verify` (as system and as user units), with ExecStart pointing at the built
 berthd; they are Type=notify with a watchdog, restart on failure, keep a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """berthd under valgrind (memcheck) through a short load and a shutdown: no
 invalid access, no uninitialised value used, no memory definitely lost.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mpi_report: a small real MPI program for the launch tests (issue 15).
  * Every rank prints one JSON line: which MPI it was built with, its rank and
  * the size it was started in, the node it ran on (SLURMD_NODENAME inside a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berthd inside a real sbatch job (3 nodes, fake GPUs, submitted with --mem and
 # --gpus-per-node): start-up makes no scheduler query; an ensemble of 42 steps
 # of mixed widths (1-task, multi-task spanning nodes, declared memory, GPUs),

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Holds the ensemble run of ensemble.sh to its placements.
 
 From what the ranks reported (start, `berth verify --json`, end) and from

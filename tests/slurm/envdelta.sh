@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The environment delta of a placed Slurm launch, measured: a batch job's own
 # requests (--mem, --gpus-per-node, --mem-per-gpu, --cpus-per-gpu) reach every
 # srun in it through SLURM_* variables. With the rendered delta applied, two

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The cluster in its exclusive binding mode (as many declared CPUs as real
 # ones, so Slurm confines each step to its own real CPUs): round after round
 # of --local steps and srun steps side by side on the batch node. Every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The job's end from a real squeue, asked off berthd's event loop, inside a
 # real sbatch job (Slurm 22.05 states no SLURM_JOB_END_TIME; it is unset to
 # be sure): while squeue runs (held by a wrapper until the test lets it go),

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Run what `berth render --json` rendered, as `berth run` would: apply the
 environment delta (unset, set) and exec the argv directly, never through a
 shell. With --keep-env the delta is ignored (to show what it prevents).

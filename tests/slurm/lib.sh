@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Sourced by the Slurm integration tests (tests/slurm/*.sh). Brings up the
 # local Slurm cluster of ../shared/slurm/local-cluster.sh under a private state
@@ -100,7 +101,7 @@ job_run() {
     echo "$state $(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"$info")"
 }
 
-# The expected placement mechanism for a Slurm version (20-launch-rendering.md).
+# The expected placement mechanism for a Slurm version.
 expected_support() {
     local maj min mic
     IFS=. read -r maj min mic <<<"$1"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Real MPI programs launched the way berth renders them (issue 15): berthd in
 # a batch job on the local cluster loads a site-style machine file whose
 # launcher carries the MPI plugin (tests/data/machines/localslurm-MPI.cfg:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Holds one MPI ensemble of mpi.sh to its placements.
 
 Every rank of tests/mpi/mpi_report.c printed one JSON line (rank, size, node,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The PBS allocation reader against the Torque wrappers Debian ships for Slurm
 # (slurm-wlm-torque, LOCAL_SLURM_PBS=1): a qsub job has PBS_JOBID but no
 # PBS_NODEFILE, so with the SLURM_* variables hidden berth reads the node

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # berth render on a real Slurm: the mechanism follows `srun --version`
 # (SCHEDULER from 20.11.3: --exact and an explicit GPU statement), and the
 # rendered command, run with its environment delta inside a batch job that

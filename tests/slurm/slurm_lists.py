@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Slurm's list notations, read by the Slurm tests' checkers (ensemble_check.py,
 mpi_check.py, exclusive.sh)."""
 import re

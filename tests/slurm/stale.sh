@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Is the allocation alive, on a real Slurm: a shell that kept SLURM_JOB_ID of
 # an ended job (salloc then scancel; a batch job that finished; a job id the
 # controller never had) is warned and works as a login node, at the cost of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A mixed soak of a real berthd: for the given time, clients acquire (all
 shapes, waiting with timeouts, priorities), hold and release; detach leases
 with a ttl and release them from other connections; watch events; ask for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A grant record's "shape" and "held" built with jansson: the reference the
  * tests hold lease_text's hand-written grant record to, and the pieces they
  * build records for journal_grant_lease from (berthd itself writes them

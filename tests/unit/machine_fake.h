@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An injected environment for machine_load_env: fixed variables, host name
  * and host facts, and a count of detection calls. */
 #ifndef BERTH_MACHINE_FAKE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Random edits of a JSON line, for the tests that hold a fast lane to the
  * jansson path: replace, insert or delete one byte drawn from an alphabet,
  * or flip one bit. */

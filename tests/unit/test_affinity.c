@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CPU set of a local step, from recorded topologies. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Allocation discovery against fake environments: a fake squeue / qstat
  * first on PATH records every call, recorded sysfs / proc / cgroup trees
  * stand in for the node. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The wire protocol codec: round trips of every request, reply and event,
  * and the refusal of every kind of malformed line (field named, id echoed). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The placed op (PROTOCOL.md): {"op":"placed","id":..,"lease":"L5",
  * "cores":[1],"gpu_ids":[0]} is how a local step that srun placed tells
  * berthd the cores and GPUs it really got. Decoding, encoding, the round

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reclaim op (PROTOCOL.md): {"op":"reclaim","id":..,"lease":"L5"} takes
  * back a connection-bound lease orphaned by a restart of berthd. Decoding,
  * encoding, the round trip, and every refusal naming the field. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation's end: the scheduler's words parsed, a step's duration
  * checked against it, and the one query (with fake squeue and qstat). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libberth's public error codes (berth.h) are the protocol's (codec.h): each
  * BERTH_ERR_* of berthd's codes equals its PROTO_ERR_*, a refusal berthd
  * sends reads as that public code, and the client side's own codes are none

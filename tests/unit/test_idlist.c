@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* idlist_parse: the id-set grammar with the order written and repeats kept. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berthd's id map: put, get, remove (with probe runs re-seated), growth,
  * visiting every value, and walking them with idmap_next. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The journal file: reading back the live grants and the next id; a torn or
  * unreadable LAST line dropped with a warning; damage before the last line
  * refused with the file, the line number and what was wrong; appends that

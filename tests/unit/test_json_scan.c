@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json_scan: accepts only what jansson accepts, and reads the same values.
  * Each accepted line is compared token by token with jansson's tree. */
 #include <jansson.h>

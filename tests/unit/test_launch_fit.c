@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* launch_fit: a launch against what a node and the nodes hold, with berthd's
  * rules and nothing cut. */
 #include <check.h>

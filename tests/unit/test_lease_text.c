@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The lease object written as text by berthd is the codec's object: the
  * same JSON as proto_lease_json for leases of every kind, strings escaped
  * alike, reals written alike; bad input refused. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ledger: packing rules, leases, refusals, and the conservation
  * invariant after every operation (randomized too). */
 #include <stdio.h>

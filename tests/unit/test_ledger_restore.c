@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ledger_restore: leases put back exactly as recorded (crash recovery)
  * rebuild the same ledger state as the history that made them, and every
  * conflict or impossible holding is refused with nothing changed. */

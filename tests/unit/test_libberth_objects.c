@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libberth without a daemon: requests built field by field, leases and
  * events decoded from berthd's lines, connection errors. The operations
  * against a real berthd are in tests/integration/test_libberth.c. */

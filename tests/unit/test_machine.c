@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shipped machine files, layering, compiler overlays and bad files. */
 #include <stdio.h>
 #include <stdlib.h>

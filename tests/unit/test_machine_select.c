@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which machine is loaded when none is named, and the generic machines. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A process's start time from /proc/PID/stat (pidstart.h): the command name
  * may hold spaces and parentheses; a text that is not a stat line is
  * refused; this process's own entry reads and stays the same. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Properties of rendering over every shipped machine and compiler section,
  * unplaced and placed, for every launcher version its system can have, with
  * and without memory caps: no flag twice, and an unplaced launch never says

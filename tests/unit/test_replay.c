@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ledger is deterministic: replaying the same acquires and releases on a
  * fresh ledger gives the same lease ids and the same placements, and an id
  * can be skipped by acquiring and releasing the same shape. (berthd's journal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fast lane of the hot replies (reply_fast.h) reads exactly what the
  * jansson path reads, or declines; and libberth's lease and request line
  * built on it are the same as before. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth report's pure parts: reading an events log into steps, lanes,
  * the summary figures, and the SVG/HTML pictures. */
 #include <jansson.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fast lane of request decoding against the jansson path: every line is
  * decoded both ways, and the fast lane either declines it (touching
  * nothing) or yields exactly what the jansson path yields; it never accepts

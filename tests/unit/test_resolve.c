@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /* Resolution against in-memory configs carrying the shipped machines'
- * targets (the table in 10-machines-and-config.md). */
+ * targets (the shipped machine files). */
 #include <string.h>
 
 #include "config.h"

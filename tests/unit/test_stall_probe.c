@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The benchmarks' speed witness (tests/bench/stall_probe.c): its reading of
  * a made-up log, without starting any witness. bench_socket's claim that
  * slow operations ran on slowed CPUs rests on this arithmetic. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* berth status for people, from recorded status replies. */
 #include <jansson.h>
 #include <string.h>

@@ -1,4 +1,5 @@
-/* Cutting a step to fit the whole empty allocation (60-steps.md). */
+/* SPDX-License-Identifier: MIT */
+/* Cutting a step to fit the whole empty allocation. */
 #include <string.h>
 
 #include "step.h"

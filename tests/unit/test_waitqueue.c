@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The wait queue: order, backfill, the starvation bound, priority,
  * cancel. Time is passed in, never read. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The figures of a live watch: counts per kind and the grant rate. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small helpers shared by the check unit tests. */
 #ifndef BERTH_TESTUTIL_H
 #define BERTH_TESTUTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libberth: the C client of berthd, the ledger of one batch allocation.
  *
  * A step process connects to berthd (the socket named by BERTH_SOCKET),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The package's own build backend (PEP 517), standard library only.
 
 pip builds a package in an isolated environment into which it installs the

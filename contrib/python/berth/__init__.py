@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """berth: a client of berthd, the ledger of one batch allocation.
 
     import berth

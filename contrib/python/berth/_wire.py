@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the threaded client (client.py) and the asyncio one (aio.py) share
 and that does no I/O: where the socket is, how a request is written and a
 reply read and judged, what a resent request carries, how long to wait

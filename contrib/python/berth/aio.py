@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The berth client for asyncio: for drivers that run many steps from one
 event loop.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A client of berthd over its Unix socket (protocol/PROTOCOL.md): one JSON
 object per line, every request answered by one reply in order. A Client is
 one connection; leases acquired on it end when it closes, so a crashed or

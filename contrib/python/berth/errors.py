@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Errors of the berth client: one class per stable error code of the
 protocol (PROTOCOL.md "Errors"), all deriving from BerthError, plus the
 client's own (the daemon cannot be reached, it spoke out of turn, a local

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What a lease is, whichever client got it: its id, placement, launch and
 environment, and how its step is started (the rendered launch, or a local
 step's program under the placed CPU affinity). client.Lease and

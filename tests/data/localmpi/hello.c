@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One line per rank from MPI itself: the launch started an MPI job of the
  * size asked for (tests/cli/localmpi.sh). */
 #include <mpi.h>

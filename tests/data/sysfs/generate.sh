@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Regenerates the recorded CPU topologies (thread_siblings_list per id), in
 # the formats the kernel writes. Run from this directory.
 set -e
