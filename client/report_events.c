@@ -455,14 +455,9 @@ void report_layout (struct report_run *run)
     free (lane_end);
 }
 
-struct change {
-    double time;
-    int delta;
-};
-
-static int by_time (const void *a, const void *b)
+int report_change_cmp (const void *a, const void *b)
 {
-    const struct change *x = a, *y = b;
+    const struct report_change *x = a, *y = b;
     if (x->time != y->time)
         return x->time < y->time ? -1 : 1;
     return x->delta - y->delta;       /* releases first at the same instant */
@@ -475,7 +470,7 @@ void report_summarise (const struct report_run *run, struct report_summary *s)
     for (int i = 0; i < run->nnodes; i++)
         s->cores += run->nodes[i].ncores;
     double held = 0;
-    struct change *ch = malloc ((size_t) (2 * run->nsteps + 1) * sizeof (*ch));
+    struct report_change *ch = malloc ((size_t) (2 * run->nsteps + 1) * sizeof (*ch));
     int nch = 0;
     for (int i = 0; i < run->nsteps; i++) {
         const struct report_step *st = &run->steps[i];
@@ -492,14 +487,14 @@ void report_summarise (const struct report_run *run, struct report_summary *s)
             }
         }
         if (ch) {
-            ch[nch++] = (struct change) { st->start, cores };
-            ch[nch++] = (struct change) { st->end, -cores };
+            ch[nch++] = (struct report_change) { st->start, cores };
+            ch[nch++] = (struct report_change) { st->end, -cores };
         }
     }
     if (s->cores > 0 && s->makespan > 0)
         s->utilisation = held / ((double) s->cores * s->makespan);
     if (ch) {
-        qsort (ch, (size_t) nch, sizeof (*ch), by_time);
+        qsort (ch, (size_t) nch, sizeof (*ch), report_change_cmp);
         int now = 0;
         for (int i = 0; i < nch; i++) {
             now += ch[i].delta;

@@ -125,6 +125,15 @@ struct report_summary {
     int peak_cores;             /* most cores held at once */
 };
 
+/* A count changing at an instant (a step's cores held, a request waiting),
+ * for sweeps over a run's time line; report_change_cmp sorts by time, the
+ * decreases first at the same instant. */
+struct report_change {
+    double time;
+    int delta;
+};
+int report_change_cmp (const void *a, const void *b);
+
 void report_summarise (const struct report_run *run, struct report_summary *s);
 
 /* The figures as JSON (berth report --json): the summary, per step its

@@ -272,34 +272,21 @@ static int index_of (const int *ids, int n, int id)
     return -1;
 }
 
-struct change {
-    double time;
-    int delta;
-};
-
-static int by_time (const void *a, const void *b)
-{
-    const struct change *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return x->delta - y->delta;
-}
-
 /* By core the waits have no row of their own: one band above the nodes
  * shows how many requests waited, over time. */
 #define QUEUE_H 22.0
 static double queue_band (FILE *f, const struct frame *fr, const struct report_run *run,
                           double y)
 {
-    struct change *ch = malloc ((size_t) (2 * run->nsteps + 1) * sizeof (*ch));
+    struct report_change *ch = malloc ((size_t) (2 * run->nsteps + 1) * sizeof (*ch));
     int n = 0, now = 0, most = 0;
     for (int i = 0; ch && i < run->nsteps; i++)
         if (run->steps[i].start > run->steps[i].asked) {
-            ch[n++] = (struct change) { run->steps[i].asked, 1 };
-            ch[n++] = (struct change) { run->steps[i].start, -1 };
+            ch[n++] = (struct report_change) { run->steps[i].asked, 1 };
+            ch[n++] = (struct report_change) { run->steps[i].start, -1 };
         }
     if (ch)
-        qsort (ch, (size_t) n, sizeof (*ch), by_time);
+        qsort (ch, (size_t) n, sizeof (*ch), report_change_cmp);
     for (int i = 0; i < n; i++)
         if ((now += ch[i].delta) > most)
             most = now;
