@@ -304,6 +304,10 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t lease_id,
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);
 void lease_end_all (struct berthd *d, const char *reason);
 void leases_conn_closed (struct conn *c);
+/* An orphaned lease bound to c from now on (it ends when c closes). */
+void lease_rebind (struct berthd *d, struct conn *c, struct lease *ls);
+/* The process is gone (kill says ESRCH). */
+bool process_gone (pid_t pid);
 struct lease *lease_lookup (struct berthd *d, const char *name);
 /* End ls when process pid exits (pid <= 0: nothing to watch). 0: watched;
  * 1: pid is already gone; -1: out of resources. */
