@@ -26,6 +26,9 @@
 #include "berthd.h"
 #include "launcher_probe.h"
 #include "machine_select.h"
+#include "ops.h"
+#include "queue.h"
+#include "server.h"
 #include "sockdir.h"
 #include "socket_path.h"
 #include "text.h"
@@ -388,7 +391,7 @@ static void signal_cb (evutil_socket_t sig, short what, void *arg)
         return;
     }
     log_msg (LOG_NOTICE, "%s received", strsignal ((int) sig));
-    dispatch_shutdown (d, d->draining);   /* a second signal forces */
+    ops_shutdown (d, d->draining);   /* a second signal forces */
 }
 
 static void raise_fd_limit (void)
@@ -470,9 +473,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
                                                          : LEDGER_CPU_BINDING;
     ledger_capacity (d->ledger, &d->capacity);
     d->capacity.mpi_allowed = d->alloc->mpi_allowed;
-    struct waitqueue_config qc = { d->cfg.starvation_overtakes,
-                                   d->cfg.starvation_seconds };
-    if (!(d->queue = waitqueue_create (d->ledger, &qc, err)))
+    if (!(d->queue = queue_create (d, err)))
         return -1;
     int ln = d->alloc->local_node;
     if (ln >= 0 && ln < d->alloc->nnodes && d->alloc->nodes[ln].gpus > 0)
@@ -485,8 +486,14 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     if (notify_init (d) < 0)
         return errprintf (err, "out of memory setting up sd_notify");
     events_allocation (d);
-    if (journal_restore_leases (d, err) < 0 || server_listen (d, err) < 0)
+    if (journal_restore_leases (d, err) < 0
+        || !(d->server = server_create (d, err)))
         return -1;
+    /* events reach watchers, and the job's end resumes requests, through
+     * the connection layer */
+    d->event_sink = server_broadcast;
+    d->end_known = server_end_known;
+    d->sink_arg = d->server;
     d->started = now_wall ();
     return 0;
 }
@@ -498,23 +505,20 @@ static void free_lease (void *value, void *arg)
 
 static void teardown (struct berthd *d)
 {
-    if (d->base) {
-        server_flush_all (d);
-        server_close (d);
-        server_free_conns (d);
-    }
+    server_destroy (d->server);
+    d->server = NULL;
     if (d->leases) {
         idmap_each (d->leases, free_lease, d);
         idmap_destroy (d->leases);
     }
+    queue_destroy (d->queue);
     jobend_close (d);
     events_close (d);
     journal_close (d);
-    waitqueue_destroy (d->queue);
     ledger_destroy (d->ledger);
     ledger_destroy (d->empty);
-    struct event *evs[] = { d->drain_timer, d->sched_ev, d->status_ev,
-                            d->watchdog_ev, d->poll_ev, d->hup_ev, d->sig_ev[0],
+    struct event *evs[] = { d->drain_timer, d->status_ev,
+                            d->watchdog_ev, d->poll_ev, d->sig_ev[0],
                             d->sig_ev[1], d->sig_ev[2] };
     for (size_t i = 0; i < sizeof (evs) / sizeof (evs[0]); i++)
         if (evs[i])

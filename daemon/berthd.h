@@ -63,10 +63,12 @@ struct berthd_config {
                                      sleeping (event_loop.c); 0: never */
 };
 
-struct conn;
+struct client;
 struct lease;
-struct pending;
 struct jobend_query;
+struct queue;
+struct server;
+struct waiter;
 
 /* What berthd knows of the job's end (jobend.c). */
 enum jobend_state { JOBEND_UNASKED, JOBEND_ASKING, JOBEND_KNOWN };
@@ -82,21 +84,20 @@ struct berthd {
     struct ledger *ledger;
     struct ledger *empty;         /* never holds anything: "could this ever
                                      fit?" is asked of it */
-    struct waitqueue *queue;
+    struct queue *queue;          /* requests that wait (queue.h) */
+    struct server *server;        /* the socket and connections (server.h) */
     struct step_capacity capacity;
     const char *gpu_var;          /* visible-devices variable of the local
                                      node, NULL when it has no GPUs */
 
     struct idmap *leases;         /* lease id -> struct lease */
-    struct conn *conns;           /* every open connection */
-    int nconns, nwatchers;
-    uint64_t next_conn;
-    int npending;
-
-    struct evconnlistener *listener;
     char socket_path[108];
-    bool own_socket;              /* we bound it: remove it on exit */
     char state_dir[PATH_MAX];
+    /* Where events go live, and who hears that the job's end is known (the
+     * connection layer, set up by berthd.c). */
+    void (*event_sink) (void *arg, const char *line, size_t len);
+    void (*end_known) (void *arg);
+    void *sink_arg;
 
     int events_fd, journal_fd;
     char journal_path[PATH_MAX + 32];
@@ -124,13 +125,9 @@ struct berthd {
     double started;               /* wall clock */
     bool draining, stopping;
     int exit_code;
-    struct event *drain_timer, *sched_ev, *status_ev, *watchdog_ev,
-                 *poll_ev, *sig_ev[4];
-    bool sched_busy;
+    struct event *drain_timer, *status_ev, *watchdog_ev, *poll_ev,
+                 *sig_ev[4];
     int npolled;                  /* leases whose owner is polled */
-    int nhalfclosed;              /* connections whose client has shut down
-                                     its sending side */
-    struct event *hup_ev;         /* checks those once a second */
 
     /* The job's end (jobend.c): learnt lazily, asked of the scheduler at
      * most once, off the loop. */
@@ -138,70 +135,6 @@ struct berthd {
     enum jobend_state job_end_state;
     struct deadline_source job_end_src;
     struct jobend_query *job_end_query;   /* while JOBEND_ASKING */
-};
-
-/* A connection's life, in order; it only moves forward (server.c), and
- * any state may end in CONN_DEAD. */
-enum conn_state {
-    CONN_OPEN,                    /* requests read and served */
-    CONN_CLOSING,                 /* read no more; linger once written */
-    CONN_LINGERING,               /* written and shut for writing: discard
-                                     input until the peer closes */
-    CONN_DEAD,                    /* to be freed from the deferred event */
-};
-
-/* One client connection. */
-struct conn {
-    struct berthd *d;
-    struct bufferevent *bev;      /* its replies (and the socket) */
-    struct evbuffer *in;          /* request bytes read, not yet served */
-    struct event *read_ev;        /* the socket readable: server.c reads it
-                                     itself, not through the bufferevent */
-    uint64_t serial;
-    pid_t pid;
-    uid_t uid;
-    uint64_t start;               /* the peer's start time (pidstart.h), read
-                                     at its first grant; 0: unknown */
-    bool start_read;
-    enum conn_state state;        /* where it is on its way to being freed */
-    bool eof;                     /* the client sends no more (half-closed);
-                                     stays set while it closes, for hup_cb and
-                                     d->nhalfclosed */
-    bool awaits_end;              /* its next request needs the job's end,
-                                     being asked: it stays unread until then
-                                     (jobend.c) and is served again */
-    bool paused;                  /* unread output over CONN_OUTPUT_PAUSE:
-                                     its requests wait unread (in any state) */
-    bool processing;              /* conn_process is reading its lines (a
-                                     guard against re-entry, not a state) */
-    bool watching;                /* subscribed to events (dispatch.c) */
-    struct event *stall_ev;       /* closes it if it stays paused */
-    size_t stall_mark;            /* unsent bytes when last checked */
-    size_t history_left;          /* bytes of the events log queued for it
-                                     (on disk, not in memory) */
-    struct evbuffer_cb_entry *drained;   /* counts history_left down */
-    struct pending *pending;      /* the request this connection waits on */
-    struct lease *leases;         /* its connection-bound leases */
-    int nleases;
-    struct event *deferred;
-    struct conn *prev, *next;
-};
-
-/* An acquire that is being served (waiting in the queue, or about to be
- * granted). */
-struct pending {
-    struct conn *conn;
-    json_t *id;
-    struct proto_acquire acq;
-    struct step_shape shape;
-    enum ledger_layout layout;
-    uint64_t ticket;              /* 0 while not queued */
-    struct event *timer;          /* its wait timeout */
-    double added;                 /* monotonic */
-    uint64_t wait_id;             /* its journaled wait record; 0: none */
-    bool resumed;                 /* took back a place from before a restart */
-    double since;                 /* wall clock: when it first arrived (before
-                                     a restart, for a resumed one) */
 };
 
 /* A request that waited when berthd went away, as the journal recorded it:
@@ -217,7 +150,7 @@ struct place {
 struct lease {
     uint64_t id;
     char name[32];
-    struct conn *conn;            /* holder of a connection-bound lease;
+    struct client *holder;        /* holder of a connection-bound lease;
                                      NULL when detached or orphaned */
     bool detached, local;
     char *label;
@@ -264,48 +197,24 @@ void log_msg (int prio, const char *fmt, ...)
 int log_to_file (const char *path);   /* stderr goes there from now on */
 void log_reopen (void);               /* SIGHUP: reopen that file */
 
-/* server.c. A connection whose unread output (replies, events) passes
- * CONN_OUTPUT_PAUSE is not served further until its client has read it
- * down; it is closed when it reads none of it for cfg.output_stall seconds,
- * or at once past CONN_OUTPUT_MAX. The events log a watcher asked to replay
- * is queued from its file and does not count. */
-#define CONN_OUTPUT_PAUSE (1u << 20)
-#define CONN_OUTPUT_MAX (64u << 20)
-int server_listen (struct berthd *d, berth_error_t *err);
-void server_close (struct berthd *d);
-void conn_send (struct conn *c, json_t *msg);            /* steals msg */
-/* A line already encoded (ending with a newline): stolen, freed here. */
-void conn_send_line (struct conn *c, char *line, size_t len);
-void conn_send_error (struct conn *c, json_t *id, const char *code,
-                      const char *fmt, ...)
-    __attribute__ ((format (printf, 4, 5)));
-void conn_resume (struct conn *c);        /* read further requests soon */
-void conn_kill (struct conn *c);          /* close soon, from the loop */
-void server_flush_all (struct berthd *d);
-void server_free_conns (struct berthd *d);   /* at exit */
-
 /* event_loop.c */
 void berthd_loop (struct berthd *d);   /* until the base is told to stop */
 
-/* dispatch.c */
-void dispatch_line (struct conn *c, const char *line, size_t len);
-void dispatch_shutdown (struct berthd *d, bool force);
-
 /* leases.c */
-void handle_acquire (struct conn *c, struct proto_request *req);
-void handle_release (struct conn *c, struct proto_request *req);
-void handle_reclaim (struct conn *c, struct proto_request *req);
-void handle_placed (struct conn *c, struct proto_request *req);
 /* A local step that the scheduler places (SCHEDULER mode): launched
  * through srun on berthd's node instead of bound by its client. */
 bool lease_local_launched (const struct berthd *d, const struct lease *ls);
-int lease_grant (struct berthd *d, struct pending *p, uint64_t lease_id,
-                 berth_error_t *err);
+/* Record the ledger's grant lease_id for w: its lease, launch, journal
+ * record and event; the reply line in *reply (NULL when it cannot be
+ * encoded). -1: refused (the ledger's grant is given back). */
+int lease_grant (struct berthd *d, struct waiter *w, uint64_t lease_id,
+                 char **reply, size_t *reply_len, berth_error_t *err);
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);
 void lease_end_all (struct berthd *d, const char *reason);
-void leases_conn_closed (struct conn *c);
-/* An orphaned lease bound to c from now on (it ends when c closes). */
-void lease_rebind (struct berthd *d, struct conn *c, struct lease *ls);
+/* Its client went away: its connection-bound leases end. */
+void leases_client_gone (struct berthd *d, struct client *cl);
+/* An orphaned lease bound to cl from now on (it ends when cl goes). */
+void lease_rebind (struct berthd *d, struct client *cl, struct lease *ls);
 /* The process is gone (kill says ESRCH). */
 bool process_gone (pid_t pid);
 struct lease *lease_lookup (struct berthd *d, const char *name);
@@ -318,8 +227,6 @@ int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid);
  * be watched (no pid: another pid namespace's peer; no pidfd and no /proc
  * entry); -1: out of resources. */
 int lease_watch_holder (struct berthd *d, struct lease *ls);
-/* The start time of c's peer, read once (0: unknown). */
-uint64_t conn_peer_start (struct conn *c);
 void lease_unwatch (struct berthd *d, struct lease *ls);
 int lease_arm_ttl (struct berthd *d, struct lease *ls);
 /* A record of the ledger's lease ll (id, name, shape, layout), watching
@@ -335,16 +242,6 @@ void lease_to_proto (const struct lease *ls, bool with_env,
 int lease_env (struct berthd *d, struct lease *ls, berth_error_t *err);
 int leases_init (struct berthd *d, berth_error_t *err);
 
-/* queue.c */
-void queue_submit (struct berthd *d, struct pending *p);
-void queue_schedule_soon (struct berthd *d);
-void queue_run (struct berthd *d);
-void queue_conn_closed (struct conn *c);
-void queue_refuse_all (struct berthd *d, const char *code, const char *msg);
-void pending_reply_error (struct berthd *d, struct pending *p,
-                          const berth_error_t *e);
-void pending_free (struct pending *p);
-
 /* status.c */
 json_t *status_allocation (struct berthd *d);
 json_t *status_leases (struct berthd *d);
@@ -358,7 +255,7 @@ json_t *resources_allocation (struct berthd *d);
  * first and returns when it says true: the end is being asked (the query
  * started now if it was not), and the request is served again once it is
  * known. */
-bool jobend_wait (struct conn *c);
+bool jobend_ready (struct berthd *d);
 double jobend_get (struct berthd *d);       /* < 0: unknown (or not yet) */
 /* 0: the request may go on (warn gets a warning when the policy is warn and
  * it runs past the end, else ""); -1: refused (err: unsatisfiable). */
@@ -379,7 +276,8 @@ void events_flush (struct berthd *d);     /* the log up to date, now */
 void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
 void events_allocation (struct berthd *d);   /* the "allocation" event */
 void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
-int events_history (struct berthd *d, struct conn *c);
+/* The range of the log this run wrote (flushed first): fd is new. */
+int events_history (struct berthd *d, int *fd, off_t *offset, size_t *len);
 
 /* journal.c: grants and releases, restored after a crash, compacted while
  * running. Build the ledgers (d->ledger, d->empty) as the journal left them;
@@ -390,16 +288,17 @@ int events_history (struct berthd *d, struct conn *c);
 int journal_open_ledger (struct berthd *d, berth_error_t *err);
 int journal_restore_leases (struct berthd *d, berth_error_t *err);
 int journal_grant (struct berthd *d, const struct lease *ls,
-                   const struct lease_text *lt, uint64_t wait,
+                   const struct lease_text *lt, const struct waiter *w,
                    const char *request, berth_error_t *err);
 /* A request that waits in the queue (p->wait_id is set; not recorded when
  * the journal cannot be written: it then only loses its place in a
  * restart), and one that left it ungranted (p->wait_id cleared). */
-void journal_wait (struct berthd *d, struct pending *p);
-void journal_unwait (struct berthd *d, struct pending *p);
+void journal_wait (struct berthd *d, struct waiter *w);
+void journal_unwait (struct berthd *d, struct waiter *w);
 /* The place of c's process's earliest request that waited when berthd went
  * away, taken (0), or -1 when it has none. */
-int journal_take_place (struct berthd *d, struct conn *c, struct place *out);
+int journal_take_place (struct berthd *d, struct client *cl,
+                        struct place *out);
 /* time: the release's wall clock as json_real_text writes it */
 int journal_release (struct berthd *d, uint64_t id, const char *time,
                      const char *reason, berth_error_t *err);

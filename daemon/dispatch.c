@@ -1,31 +1,37 @@
 /* SPDX-License-Identifier: MIT */
-/* One request line -> its handler, through a static table of ops. The small
- * ops live here; acquire and release with the leases (leases.c). */
+/* One request line -> its handler, through a static table of ops, and the
+ * handler's reply back to the connection layer. The small ops live here;
+ * the lease ops in ops_lease.c. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 
 #include "berthd.h"
+#include "ops.h"
+#include "pidstart.h"
+#include "queue.h"
 
-static void handle_hello (struct conn *c, struct proto_request *req)
+static OP_HANDLER (hello)
 {
     int v = req->hello.version;
     if (v != 0 && v != PROTO_VERSION) {
-        conn_send_error (c, req->id, PROTO_ERR_UNSUPPORTED_VERSION,
+        return op_error (out, req->id, PROTO_ERR_UNSUPPORTED_VERSION,
                          "protocol version %d is not supported; this server "
                          "speaks %d", v, PROTO_VERSION);
-        return;
     }
-    conn_send (c, proto_hello_reply (req->id, PROTO_VERSION));
+    (void) d;
+    (void) cl;
+    return op_json (out, proto_hello_reply (req->id, PROTO_VERSION));
 }
 
-static void handle_render (struct conn *c, struct proto_request *req)
+static OP_HANDLER (render)
 {
-    struct berthd *d = c->d;
+    (void) cl;
     struct proto_render *r = &req->render;
     berth_error_t err;
-    struct launch out;
+    struct launch launch;
     struct launch_request lr = {
         .argv = r->argv, .ntasks = r->ntasks,
         .cpus_per_task = r->cpus_per_task, .placement = &r->placement,
@@ -34,44 +40,42 @@ static void handle_render (struct conn *c, struct proto_request *req)
     if (placement_validate (&r->placement, &err) < 0
         || launch_fit (&lr, &d->capacity, &err) < 0
         || render_launch (&d->machine->par, d->alloc->nnodes, &d->caps, &lr,
-                          &out, &err) < 0) {
-        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "render: %s",
-                         err.text);
-        return;
+                          &launch, &err) < 0) {
+        return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST,
+                         "render: %s", err.text);
     }
-    conn_send (c, proto_render_reply (req->id, &out));
-    launch_free (&out);
+    op_json (out, proto_render_reply (req->id, &launch));
+    launch_free (&launch);
+    return OP_ANSWERED;
 }
 
-static void handle_resources (struct conn *c, struct proto_request *req)
+static OP_HANDLER (resources)
 {
-    struct berthd *d = c->d;
+    (void) cl;
     json_t *body;
     if (req->resources.lease) {
         struct lease *ls = lease_lookup (d, req->resources.lease);
         if (!ls) {
-            conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s' "
-                             "(released leases are gone)",
+            return op_error (out, req->id, PROTO_ERR_NOT_FOUND, "no lease "
+                             "'%s' (released leases are gone)",
                              req->resources.lease);
-            return;
         }
         body = resources_lease (d, ls);
     }
     else
         body = resources_allocation (d);
-    if (!body) {
-        conn_send_error (c, req->id, PROTO_ERR_INTERNAL, "out of memory");
-        return;
-    }
-    conn_send (c, proto_ok_reply (req->id, body));
+    if (!body)
+        return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory");
+    op_json (out, proto_ok_reply (req->id, body));
     json_decref (body);
+    return OP_ANSWERED;
 }
 
-static void handle_status (struct conn *c, struct proto_request *req)
+static OP_HANDLER (status)
 {
-    struct berthd *d = c->d;
-    if (req->status.time_left && jobend_wait (c))
-        return;
+    (void) cl;
+    if (req->status.time_left && op_needs_end (d))
+        return OP_AGAIN;
     /* whoever sees the state sees a log up to date with it */
     events_flush (d);
     bool all = !req->status.queue_only;
@@ -80,21 +84,20 @@ static void handle_status (struct conn *c, struct proto_request *req)
                                       all ? status_leases (d) : NULL, status_queue (d));
     if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0) {
         json_decref (msg);
-        conn_send_error (c, req->id, PROTO_ERR_INTERNAL, "out of memory "
+        return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory "
                          "building the status");
-        return;
     }
-    conn_send (c, msg);
+    return op_json (out, msg);
 }
 
-static void handle_watch (struct conn *c, struct proto_request *req)
+/* The connection layer subscribes the connection (and queues the history
+ * after this reply). */
+static OP_HANDLER (watch)
 {
-    conn_send (c, proto_ok_reply (req->id, NULL));
-    if (req->watch.history && events_history (c->d, c) < 0)
-        log_msg (LOG_WARNING, "could not replay the events log to a watcher");
-    if (!c->watching)
-        c->d->nwatchers++;
-    c->watching = true;
+    (void) d;
+    (void) cl;
+    out->watch = req->watch.history ? OP_WATCH_HISTORY : OP_WATCH;
+    return op_json (out, proto_ok_reply (req->id, NULL));
 }
 
 static void drain_timeout_cb (evutil_socket_t fd, short what, void *arg)
@@ -108,16 +111,17 @@ static void drain_timeout_cb (evutil_socket_t fd, short what, void *arg)
     berthd_check_drained (d);
 }
 
-void dispatch_shutdown (struct berthd *d, bool force)
+void ops_shutdown (struct berthd *d, bool force)
 {
     if (!d->draining) {
         d->draining = true;
         log_msg (LOG_NOTICE, "%s: %zu leases held, %d requests waiting",
                  force ? "shutting down now" : "draining",
-                 idmap_count (d->leases), d->npending);
+                 idmap_count (d->leases), queue_waiting (d->queue));
         notify_stopping (d);
-        queue_refuse_all (d, PROTO_ERR_SHUTTING_DOWN, "berthd is shutting "
-                          "down; no new leases");
+        queue_refuse_all (d->queue, PROTO_ERR_SHUTTING_DOWN, "berthd is "
+                          "shutting down; no new leases");
+        /* requests waiting for the job's end are served now: refused */
         jobend_drain (d);
         if (d->cfg.drain_timeout >= 0) {
             d->drain_timer = evtimer_new (d->base, drain_timeout_cb, d);
@@ -131,35 +135,78 @@ void dispatch_shutdown (struct berthd *d, bool force)
     berthd_check_drained (d);
 }
 
-static void handle_shutdown (struct conn *c, struct proto_request *req)
+static OP_HANDLER (shutdown)
 {
-    conn_send (c, proto_ok_reply (req->id, NULL));
-    dispatch_shutdown (c->d, req->shutdown.mode == PROTO_SHUTDOWN_FORCE);
+    (void) cl;
+    op_json (out, proto_ok_reply (req->id, NULL));
+    ops_shutdown (d, req->shutdown.mode == PROTO_SHUTDOWN_FORCE);
+    return OP_ANSWERED;
 }
-
-typedef void (*handler_fn) (struct conn *c, struct proto_request *req);
 
 /* One handler per op, built from the protocol's list of ops (codec.h
  * PROTO_OPS): an op without its handle_<name> fails to build. */
-static const handler_fn handlers[PROTO_NOPS] = {
+static const op_handler handlers[PROTO_NOPS] = {
 #define HANDLER(e, name) [PROTO_##e] = handle_##name,
     PROTO_OPS (HANDLER)
 #undef HANDLER
 };
 
-void dispatch_line (struct conn *c, const char *line, size_t len)
+enum op_result ops_serve (struct berthd *d, struct client *cl,
+                          const char *line, size_t len, struct op_reply *out)
 {
     struct proto_request req;
     berth_error_t err;
-    if (proto_decode_request (line, len, &req, &err) < 0) {
-        conn_send (c, proto_error_reply (req.id, &err));
-        proto_request_free (&req);
-        return;
-    }
-    if ((int) req.op < 0 || req.op >= PROTO_NOPS || !handlers[req.op])
-        conn_send_error (c, req.id, PROTO_ERR_INVALID_REQUEST, "op %s is not "
-                         "served by this berthd", proto_op_name (req.op));
+    enum op_result r;
+    *out = (struct op_reply) { 0 };
+    if (proto_decode_request (line, len, &req, &err) < 0)
+        r = op_json (out, proto_error_reply (req.id, &err));
+    else if ((int) req.op < 0 || req.op >= PROTO_NOPS || !handlers[req.op])
+        r = op_error (out, req.id, PROTO_ERR_INVALID_REQUEST, "op %s is not "
+                      "served by this berthd", proto_op_name (req.op));
     else
-        handlers[req.op] (c, &req);
+        r = handlers[req.op] (d, cl, &req, out);
     proto_request_free (&req);
+    return r;
+}
+
+enum op_result op_json (struct op_reply *out, json_t *msg)
+{
+    out->line = msg ? proto_line (msg) : NULL;
+    out->len = out->line ? strlen (out->line) : 0;
+    json_decref (msg);
+    return OP_ANSWERED;       /* no line: the connection layer closes it */
+}
+
+enum op_result op_error (struct op_reply *out, json_t *id, const char *code,
+                         const char *fmt, ...)
+{
+    berth_error_t e;
+    va_list ap;
+    va_start (ap, fmt);
+    verrprintf_code (&e, code, fmt, ap);
+    va_end (ap);
+    return op_json (out, proto_error_reply (id, &e));
+}
+
+uint64_t client_start (struct client *cl)
+{
+    if (!cl->start_read && cl->pid > 0 && pidstart_read (cl->pid, &cl->start) < 0)
+        cl->start = 0;
+    cl->start_read = true;
+    return cl->start;
+}
+
+bool op_needs_end (struct berthd *d)
+{
+    return !d->draining && !jobend_ready (d);
+}
+
+void ops_client_gone (struct berthd *d, struct client *cl)
+{
+    if (cl->waiter) {
+        queue_cancel (d->queue, cl->waiter);
+        queue_free_waiter (d->queue, cl->waiter);
+        cl->waiter = NULL;
+    }
+    leases_client_gone (d, cl);
 }

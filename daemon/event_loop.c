@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "berthd.h"
+#include "server.h"
 
 static bool told_to_stop (struct event_base *base)
 {
@@ -35,18 +36,18 @@ void berthd_loop (struct berthd *d)
     }
     /* event_base_got_exit holds only until the loop is entered again */
     for (;;) {
-        unsigned long reads = d->reads;
+        unsigned long reads = server_reads (d->server);
         if (event_base_loop (d->base, EVLOOP_ONCE) != 0 || told_to_stop (d->base))
             return;
         /* poll from the end of the work that each read brought */
         double until = now_mono () + spin;
-        while (reads != d->reads) {
-            reads = d->reads;
+        while (reads != server_reads (d->server)) {
+            reads = server_reads (d->server);
             do {
                 event_base_loop (d->base, EVLOOP_NONBLOCK);
                 if (told_to_stop (d->base))
                     return;
-            } while (reads == d->reads && now_mono () < until);
+            } while (reads == server_reads (d->server) && now_mono () < until);
             until = now_mono () + spin;
         }
     }

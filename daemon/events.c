@@ -161,21 +161,18 @@ void events_emit_line (struct berthd *d, char *line, size_t len)
             evtimer_add (d->events_ev, &tv);
         }
     }
-    for (struct conn *c = d->nwatchers ? d->conns : NULL; c; c = c->next)
-        if (c->watching && c->state != CONN_DEAD) {
-            char *copy = malloc (len);
-            if (copy)
-                memcpy (copy, line, len);
-            conn_send_line (c, copy, len);
-        }
+    if (d->event_sink)
+        d->event_sink (d->sink_arg, line, len);
     free (line);
 }
 
-/* What this run has logged so far, straight from the file. */
-int events_history (struct berthd *d, struct conn *c)
+/* What this run has logged so far, straight from the file: fd is -1 when
+ * there is nothing. */
+int events_history (struct berthd *d, int *fdp, off_t *offset, size_t *len)
 {
     char path[PATH_MAX + 16];
     events_flush (d);
+    *fdp = -1;
     snprintf (path, sizeof (path), "%s/events.jsonl", d->state_dir);
     int fd = open (path, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -188,13 +185,8 @@ int events_history (struct berthd *d, struct conn *c)
         close (fd);
         return 0;
     }
-    /* evbuffer_add_file takes the descriptor over; what it queues is read
-     * from the file as it is sent, so it is not held against the
-     * connection's output limit (server.c) */
-    size_t len = (size_t) (st.st_size - d->events_start);
-    if (evbuffer_add_file (bufferevent_get_output (c->bev), fd,
-                           d->events_start, (ev_off_t) len) < 0)
-        return -1;
-    c->history_left += len;
+    *fdp = fd;
+    *offset = d->events_start;
+    *len = (size_t) (st.st_size - d->events_start);
     return 0;
 }

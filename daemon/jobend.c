@@ -82,11 +82,8 @@ static void learn (struct berthd *d, int rc, double end,
 
 static void resume_waiters (struct berthd *d)
 {
-    for (struct conn *c = d->conns; c; c = c->next)
-        if (c->awaits_end) {
-            c->awaits_end = false;
-            conn_resume (c);
-        }
+    if (d->end_known)
+        d->end_known (d->sink_arg);
 }
 
 static void query_done_cb (evutil_socket_t fd, short what, void *arg)
@@ -153,7 +150,7 @@ static bool from_env (struct berthd *d)
 
 /* Whether the end is known (or known to be unknown); when it is not, the
  * query is started (the first time). */
-static bool jobend_ready (struct berthd *d)
+bool jobend_ready (struct berthd *d)
 {
     berth_error_t err;
     if (d->job_end_state == JOBEND_ASKING)
@@ -169,14 +166,6 @@ static bool jobend_ready (struct berthd *d)
     if (query_start (d, &err) == 0)
         return false;
     learn (d, -1, -1, NULL, err.text);
-    return true;
-}
-
-bool jobend_wait (struct conn *c)
-{
-    if (c->d->draining || jobend_ready (c->d))
-        return false;
-    c->awaits_end = true;
     return true;
 }
 

@@ -35,6 +35,8 @@
 #include <unistd.h>
 
 #include "berthd.h"
+#include "ops.h"
+#include "queue.h"
 #include "hostlist.h"
 #include "idset.h"
 #include "journal_file.h"
@@ -120,6 +122,24 @@ static int put_wait (FILE *f, uint64_t id, double since, pid_t pid,
     return rc;
 }
 
+struct wait_list {
+    FILE *f;
+    int n;
+    bool failed;
+};
+
+static void put_waiter (struct waiter *w, void *arg)
+{
+    struct wait_list *l = arg;
+    if (!w->wait_id || l->failed)
+        return;
+    if (put_wait (l->f, w->wait_id, w->since, w->client->pid,
+                  client_start (w->client), w->client->uid) < 0)
+        l->failed = true;
+    else
+        l->n++;
+}
+
 /* Rewrite the journal as the start record and the live grants (without
  * skip, a lease being granted that is not to be recorded yet), then the
  * requests that wait (and places not yet taken back). The grants
@@ -127,7 +147,7 @@ static int put_wait (FILE *f, uint64_t id, double since, pid_t pid,
  * compaction of a few hundred leases held every request up for
  * milliseconds. */
 static int compact (struct berthd *d, const struct lease *skip,
-                    berth_error_t *err)
+                    const struct waiter *granting, berth_error_t *err)
 {
     size_t n = idmap_count (d->leases), k = 0, len = 0;
     struct lease_list l = { malloc ((n + 1) * sizeof (*l.v)), 0 };
@@ -166,16 +186,17 @@ static int compact (struct berthd *d, const struct lease *skip,
         }
         k++;
     }
-    /* the requests still waiting, and places not taken back yet */
-    for (struct conn *c = d->conns; c; c = c->next)
-        if (c->pending && c->pending->wait_id) {
-            if (put_wait (f, c->pending->wait_id, c->pending->since, c->pid,
-                          conn_peer_start (c), c->uid) < 0) {
-                errprintf (err, "out of memory recording a waiting request");
-                goto done;
-            }
-            k++;
-        }
+    /* the requests still waiting (and the one being granted, whose grant
+     * record ends its wait), and places not taken back yet */
+    struct wait_list waits = { f, 0, false };
+    if (granting)
+        put_waiter ((struct waiter *) granting, &waits);
+    queue_each (d->queue, put_waiter, &waits);
+    k += waits.n;
+    if (waits.failed) {
+        errprintf (err, "out of memory recording a waiting request");
+        goto done;
+    }
     for (int i = 0; i < d->nplaces; i++) {
         const struct place *pl = &d->places[i];
         if (put_wait (f, pl->wait_id, pl->since, pl->pid, pl->start,
@@ -219,7 +240,7 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
     (void) what;
     struct berthd *d = arg;
     berth_error_t err;
-    if (compact (d, NULL, &err) < 0) {
+    if (compact (d, NULL, NULL, &err) < 0) {
         if (d->journal_dirty)
             log_msg (LOG_WARNING, "rewriting the journal %s: %s; it lacks a "
                      "release, so it is rewritten before the next grant",
@@ -236,11 +257,12 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
  * as compact writes it too), without building it as JSON values (that and
  * dumping it were most of what a grant cost). */
 int journal_grant (struct berthd *d, const struct lease *ls,
-                   const struct lease_text *lt, uint64_t wait,
+                   const struct lease_text *lt, const struct waiter *w,
                    const char *request, berth_error_t *err)
 {
     berth_error_t why;
-    if (d->journal_dirty && compact (d, ls, &why) < 0)
+    uint64_t wait = w ? w->wait_id : 0;
+    if (d->journal_dirty && compact (d, ls, w, &why) < 0)
         return errprintf (err, "cannot record the grant of %s: the journal "
                           "%s lacks a release that could not be written, and "
                           "rewriting it failed (%s); the grant is refused, "
@@ -257,7 +279,7 @@ int journal_grant (struct berthd *d, const struct lease *ls,
     /* Out of room: the journal without its released grants may be much
      * smaller (a per-file limit, a quota); rewrite it and try once more. */
     berth_error_t again;
-    if (rc < 0 && !torn && compact (d, ls, &again) == 0)
+    if (rc < 0 && !torn && compact (d, ls, w, &again) == 0)
         rc = journal_append_line (d->journal_fd, d->journal_path,
                                   &d->journal_size, line, len, &torn, &why);
     free (line);
@@ -347,15 +369,16 @@ static int append_quiet (struct berthd *d, json_t *rec, const char *what)
     return 0;
 }
 
-void journal_wait (struct berthd *d, struct pending *p)
+void journal_wait (struct berthd *d, struct waiter *w)
 {
     if (d->journal_fd < 0)
         return;
     uint64_t id = d->next_wait++;
-    if (append_quiet (d, wait_record (id, p->since, p->conn->pid,
-                                      conn_peer_start (p->conn), p->conn->uid),
+    if (append_quiet (d, wait_record (id, w->since, w->client->pid,
+                                      client_start (w->client),
+                                      w->client->uid),
                       "a waiting request") == 0)
-        p->wait_id = id;
+        w->wait_id = id;
 }
 
 static void unwait_id (struct berthd *d, uint64_t id)
@@ -366,10 +389,10 @@ static void unwait_id (struct berthd *d, uint64_t id)
                       "the end of a wait");
 }
 
-void journal_unwait (struct berthd *d, struct pending *p)
+void journal_unwait (struct berthd *d, struct waiter *w)
 {
-    unwait_id (d, p->wait_id);
-    p->wait_id = 0;
+    unwait_id (d, w->wait_id);
+    w->wait_id = 0;
 }
 
 static void drop_place (struct berthd *d, int i)
@@ -379,9 +402,9 @@ static void drop_place (struct berthd *d, int i)
     d->nplaces--;
 }
 
-int journal_take_place (struct berthd *d, struct conn *c, struct place *out)
+int journal_take_place (struct berthd *d, struct client *c, struct place *out)
 {
-    uint64_t start = conn_peer_start (c);
+    uint64_t start = client_start (c);
     int best = -1;
     for (int i = 0; i < d->nplaces; i++) {
         const struct place *pl = &d->places[i];

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "berthd.h"
+#include "ops.h"
+#include "queue.h"
 #include "idset.h"
 #include "pidstart.h"
 
@@ -40,8 +42,8 @@ struct lease *lease_new (const struct ledger_lease *ll)
 
 void lease_free (struct berthd *d, struct lease *ls)
 {
-    if (ls->conn) {
-        struct conn *c = ls->conn;
+    if (ls->holder) {
+        struct client *c = ls->holder;
         if (ls->cprev)
             ls->cprev->cnext = ls->cnext;
         else
@@ -362,14 +364,6 @@ int lease_watch_holder (struct berthd *d, struct lease *ls)
     return watch_poll (d, ls);
 }
 
-uint64_t conn_peer_start (struct conn *c)
-{
-    if (!c->start_read && c->pid > 0 && pidstart_read (c->pid, &c->start) < 0)
-        c->start = 0;
-    c->start_read = true;
-    return c->start;
-}
-
 void lease_unwatch (struct berthd *d, struct lease *ls)
 {
     if (ls->owner_ev)
@@ -398,9 +392,9 @@ int leases_init (struct berthd *d, berth_error_t *err)
     return 0;
 }
 
-static void link_conn (struct lease *ls, struct conn *c)
+static void link_holder (struct lease *ls, struct client *c)
 {
-    ls->conn = c;
+    ls->holder = c;
     ls->cprev = NULL;
     ls->cnext = c->leases;
     if (c->leases)
@@ -409,14 +403,14 @@ static void link_conn (struct lease *ls, struct conn *c)
     c->nleases++;
 }
 
-int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
-                 berth_error_t *err)
+int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
+                 char **reply, size_t *reply_len, berth_error_t *err)
 {
     char late[1024];
     /* Time has passed while it waited: check its duration again. */
     if (jobend_admit (d, &p->acq, late, sizeof (late), err) < 0) {
         ledger_release (d->ledger, id, NULL);
-        queue_schedule_soon (d);
+        queue_schedule_soon (d->queue);
         return -1;
     }
     const struct ledger_lease *ll = ledger_lease_find (d->ledger, id);
@@ -427,9 +421,9 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
                                "recording a lease");
     }
     ls->detached = p->acq.detach;
-    ls->peer_pid = p->conn->pid;
-    ls->peer_start = conn_peer_start (p->conn);
-    ls->uid = p->conn->uid;
+    ls->peer_pid = p->client->pid;
+    ls->peer_start = client_start (p->client);
+    ls->uid = p->client->uid;
     ls->owner_pid = p->acq.owner_pid;
     ls->granted = now_wall ();
     if (ls->detached && p->acq.ttl >= 0)
@@ -472,7 +466,7 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
      * restart, and in the reply */
     char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
     ls->request = json_incref (p->id);
-    if (journal_grant (d, ls, &lt, p->wait_id, idtext, err) < 0) {
+    if (journal_grant (d, ls, &lt, p, idtext, err) < 0) {
         free (idtext);
         lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
@@ -480,7 +474,7 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
     }
     p->wait_id = 0;            /* ended by the grant record */
     if (!ls->detached)
-        link_conn (ls, p->conn);
+        link_holder (ls, p->client);
     int owner = 0;
     if ((ls->expires >= 0 && lease_arm_ttl (d, ls) < 0)
         || (owner = lease_watch_pid (d, ls, ls->owner_pid)) < 0)
@@ -501,8 +495,7 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
               warning ? warning : "", warning ? "," : "");
     free (idtext);
     free (warning);
-    char *reply = lease_text_line (&lt, head, p->acq.env, "}", &len);
-    conn_send_line (p->conn, reply, len);
+    *reply = lease_text_line (&lt, head, p->acq.env, "}", reply_len);
     snprintf (evhead, sizeof (evhead), "{\"event\":\"granted\",\"time\":%s,",
               lt.time);
     char *ev = lease_text_line (&lt, evhead, false, "}", &len);
@@ -515,7 +508,7 @@ int lease_grant (struct berthd *d, struct pending *p, uint64_t id,
 fail:
     lease_free (d, ls);
     ledger_release (d->ledger, id, NULL);
-    queue_schedule_soon (d);
+    queue_schedule_soon (d->queue);
     return -1;
 }
 
@@ -541,7 +534,7 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason)
         events_emit (d, proto_event_released (now, ls->name, ls->label,
                                               reason));
     lease_free (d, ls);
-    queue_schedule_soon (d);
+    queue_schedule_soon (d->queue);
     notify_status_soon (d);
     berthd_check_drained (d);
 }
@@ -565,14 +558,14 @@ void lease_end_all (struct berthd *d, const char *reason)
     free (g.v);
 }
 
-void leases_conn_closed (struct conn *c)
+void leases_client_gone (struct berthd *d, struct client *cl)
 {
-    while (c->leases)
-        lease_end (c->d, c->leases, "disconnected");
+    while (cl->leases)
+        lease_end (d, cl->leases, "disconnected");
 }
 
 /* An orphaned lease bound to c from now on (it ends when c closes). */
-void lease_rebind (struct berthd *d, struct conn *c, struct lease *ls)
+void lease_rebind (struct berthd *d, struct client *c, struct lease *ls)
 {
     berth_error_t err;
     if (ls->grace_ev)
@@ -582,8 +575,8 @@ void lease_rebind (struct berthd *d, struct conn *c, struct lease *ls)
     ls->reclaim_by = -1;
     pid_t was = ls->peer_pid;
     ls->peer_pid = c->pid;
-    ls->peer_start = conn_peer_start (c);
-    link_conn (ls, c);
+    ls->peer_start = client_start (c);
+    link_holder (ls, c);
     /* Another process took it: a later restart must watch that one. */
     if (was != c->pid && journal_reclaim (d, ls, &err) < 0)
         log_msg (LOG_WARNING, "%s", err.text);

@@ -11,6 +11,8 @@
 #include <syslog.h>
 
 #include "berthd.h"
+#include "ops.h"
+#include "queue.h"
 #include "idset.h"
 
 static const char *cut_code (const char *code)
@@ -20,7 +22,7 @@ static const char *cut_code (const char *code)
 }
 
 struct unanswered {
-    struct conn *c;
+    struct client *cl;
     const json_t *id;
     uint64_t start;
     struct lease *found;
@@ -30,8 +32,8 @@ static void find_unanswered (void *value, void *arg)
 {
     struct lease *ls = value;
     struct unanswered *u = arg;
-    if (!u->found && !ls->conn && ls->request && ls->peer_pid == u->c->pid
-        && ls->uid == u->c->uid
+    if (!u->found && !ls->holder && ls->request && ls->peer_pid == u->cl->pid
+        && ls->uid == u->cl->uid
         && (!ls->peer_start || !u->start || ls->peer_start == u->start)
         && json_equal (ls->request, u->id))
         u->found = ls;
@@ -41,176 +43,201 @@ static void find_unanswered (void *value, void *arg)
  * reply the crash swallowed: the same process asking under the same id
  * gets that lease (bound to this connection unless detached), not a second
  * one. 1 when answered so. */
-static int answer_again (struct conn *c, struct proto_request *req)
+static int answer_again (struct berthd *d, struct client *cl,
+                         struct proto_request *req, struct op_reply *out)
 {
-    struct berthd *d = c->d;
-    struct unanswered u = { c, req->id, conn_peer_start (c), NULL };
+    struct unanswered u = { cl, req->id, client_start (cl), NULL };
     berth_error_t err;
     idmap_each (d->leases, find_unanswered, &u);
     struct lease *ls = u.found;
-    if (!ls || (!ls->detached && c->nleases >= d->cfg.max_leases_per_conn)
+    if (!ls || (!ls->detached && cl->nleases >= d->cfg.max_leases_per_conn)
         || lease_env (d, ls, &err) < 0)
         return 0;
     if (!ls->detached)
-        lease_rebind (d, c, ls);
+        lease_rebind (d, cl, ls);
     log_msg (LOG_INFO, "%s answers a request sent again after the restart "
              "(its reply was lost)", ls->name);
     struct proto_lease pl;
     lease_to_proto (ls, req->acquire.env, &pl);
-    conn_send (c, proto_acquire_reply (req->id, &pl));
+    op_json (out, proto_acquire_reply (req->id, &pl));
     return 1;
 }
 
-void handle_acquire (struct conn *c, struct proto_request *req)
+/* A waiter's answer as a reply line: its grant, or why it was refused
+ * (also an event). NULL when it cannot be encoded. */
+static char *answer_line (struct berthd *d, struct waiter *w, uint64_t lease,
+                          const berth_error_t *refusal, size_t *len)
 {
-    struct berthd *d = c->d;
+    berth_error_t e;
+    char *line = NULL;
+    if (lease) {
+        if (lease_grant (d, w, lease, &line, len, &e) == 0)
+            return line;
+        refusal = &e;
+    }
+    events_emit (d, proto_event_refused (now_wall (), w->acq.step.label,
+                                         refusal));
+    json_t *msg = proto_error_reply (w->id, refusal);
+    line = msg ? proto_line (msg) : NULL;
+    json_decref (msg);
+    *len = line ? strlen (line) : 0;
+    return line;
+}
+
+/* The queue's word on a request that waited: answered through its client. */
+static void waiter_done (struct waiter *w, uint64_t lease,
+                         const berth_error_t *err)
+{
+    struct berthd *d = w->arg;
+    struct client *cl = w->client;
+    size_t len = 0;
+    char *line = answer_line (d, w, lease, err, &len);
+    cl->waiter = NULL;
+    queue_free_waiter (d->queue, w);
+    cl->answer (cl, line, len);
+}
+
+OP_HANDLER (acquire)
+{
     struct proto_acquire *a = &req->acquire;
     struct step_shape shape;
     berth_error_t err;
     char warn[512] = "";
-    if (d->draining) {
-        conn_send_error (c, req->id, PROTO_ERR_SHUTTING_DOWN, "berthd is "
+    if (d->draining)
+        return op_error (out, req->id, PROTO_ERR_SHUTTING_DOWN, "berthd is "
                          "shutting down; no new leases");
-        return;
-    }
     /* a stated duration is checked against the job's end: wait for it */
-    if (a->duration >= 0 && jobend_wait (c))
-        return;
-    if (!a->detach && c->nleases >= d->cfg.max_leases_per_conn) {
-        conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
+    if (a->duration >= 0 && op_needs_end (d))
+        return OP_AGAIN;
+    if (!a->detach && cl->nleases >= d->cfg.max_leases_per_conn)
+        return op_error (out, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some or detach them",
-                         c->nleases);
-        return;
-    }
-    if (a->resume && answer_again (c, req))
-        return;
-    if (a->owner_pid > 0 && process_gone (a->owner_pid)) {
-        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "acquire: "
+                         cl->nleases);
+    if (a->resume && answer_again (d, cl, req, out))
+        return OP_ANSWERED;
+    if (a->owner_pid > 0 && process_gone (a->owner_pid))
+        return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "acquire: "
                          "owner_pid %d is not a running process", a->owner_pid);
-        return;
-    }
     if (step_cut_to_fit (&a->step, &d->capacity, &shape, warn, sizeof (warn),
                          &err) < 0) {
-        conn_send_error (c, req->id, cut_code (err.code), "%s", err.text);
         events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
-        return;
+        return op_error (out, req->id, cut_code (err.code), "%s", err.text);
     }
     if (warn[0])
         log_msg (LOG_INFO, "%s", warn);
     if (jobend_admit (d, a, warn, sizeof (warn), &err) < 0) {
-        conn_send_error (c, req->id, PROTO_ERR_UNSATISFIABLE, "%s", err.text);
         events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
-        return;
+        return op_error (out, req->id, PROTO_ERR_UNSATISFIABLE, "%s", err.text);
     }
-    if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE) {
-        conn_send_error (c, req->id, PROTO_ERR_UNSATISFIABLE, "this machine's "
+    if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE)
+        return op_error (out, req->id, PROTO_ERR_UNSATISFIABLE, "this machine's "
                          "launcher (%s) cannot place a step on given cores, so "
                          "berthd cannot render its launch; run it as a local "
                          "step, or acquire without argv", d->caps.desc);
-        return;
-    }
-    struct pending *p = calloc (1, sizeof (*p));
-    if (!p) {
-        conn_send_error (c, req->id, PROTO_ERR_INTERNAL, "out of memory");
-        return;
-    }
-    p->conn = c;
-    p->id = json_incref (req->id);
-    p->acq = *a;
-    a->step.label = NULL;     /* moved into p */
+    struct waiter *w = calloc (1, sizeof (*w));
+    if (!w)
+        return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory");
+    w->client = cl;
+    w->done = waiter_done;
+    w->arg = d;
+    w->id = json_incref (req->id);
+    w->acq = *a;
+    a->step.label = NULL;     /* moved into w */
     a->step.argv = NULL;
-    p->shape = shape;
-    p->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
-    p->added = now_mono ();
-    p->since = now_wall ();
+    w->shape = shape;
+    w->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
+    w->added = now_mono ();
+    w->since = now_wall ();
     /* Sent again after a restart: its place is the one berthd recorded for
      * this process (never a time the client states); none: a new arrival. */
     struct place pl;
-    if (a->resume && journal_take_place (d, c, &pl) == 0) {
-        p->wait_id = pl.wait_id;
-        p->resumed = true;
-        p->since = pl.since < p->since ? pl.since : p->since;
+    if (a->resume && journal_take_place (d, cl, &pl) == 0) {
+        w->wait_id = pl.wait_id;
+        w->resumed = true;
+        w->since = pl.since < w->since ? pl.since : w->since;
         log_msg (LOG_INFO, "a request of pid %d takes back its place from "
-                 "%.1f s ago", (int) c->pid, now_wall () - p->since);
+                 "%.1f s ago", (int) cl->pid, now_wall () - w->since);
     }
-    queue_submit (d, p);
+    uint64_t lease = 0;
+    switch (queue_submit (d->queue, w, &lease, &err)) {
+    case QUEUE_WAITS:
+        cl->waiter = w;
+        return OP_WAITS;
+    case QUEUE_GRANTED:
+        out->line = answer_line (d, w, lease, NULL, &out->len);
+        break;
+    case QUEUE_REFUSED:
+        out->line = answer_line (d, w, 0, &err, &out->len);
+        break;
+    }
+    queue_free_waiter (d->queue, w);
+    return OP_ANSWERED;
 }
 
-void handle_release (struct conn *c, struct proto_request *req)
+OP_HANDLER (release)
 {
-    struct berthd *d = c->d;
     const char *name = req->release.lease;
     struct lease *ls = lease_lookup (d, name);
     if (!ls) {
-        conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
+        return op_error (out, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
                          "was never granted or is already released", name);
-        return;
     }
-    if (ls->conn && ls->conn != c) {
-        conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
+    if (ls->holder && ls->holder != cl) {
+        return op_error (out, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
                          "to another connection (pid %d); acquire it with "
                          "\"detach\": true to share it", name,
-                         (int) ls->conn->pid);
-        return;
+                         (int) ls->holder->pid);
     }
     char id[sizeof (ls->name)];
     snprintf (id, sizeof (id), "%s", ls->name);
     lease_end (d, ls, "released");
-    size_t len = 0;
-    char *line = release_reply_line (req->id, id, &len);
-    if (line)
-        conn_send_line (c, line, len);
-    else
-        conn_send (c, proto_release_reply (req->id, id));
+    out->line = release_reply_line (req->id, id, &out->len);
+    if (!out->line)
+        op_json (out, proto_release_reply (req->id, id));
+    return OP_ANSWERED;
 }
 
 /* After a restart, a connection-bound lease has no connection: its holder
  * reconnects and takes it back by id, and the lease is bound to the new
  * connection from then on (it ends when that one closes). */
-void handle_reclaim (struct conn *c, struct proto_request *req)
+OP_HANDLER (reclaim)
 {
-    struct berthd *d = c->d;
     const char *name = req->reclaim.lease;
     struct lease *ls = lease_lookup (d, name);
     if (!ls) {
-        conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
+        return op_error (out, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
                          "was never granted, is already released, or was "
                          "freed when no one reclaimed it within %.0f s of "
                          "berthd's restart", name, d->cfg.reclaim_grace);
-        return;
     }
     if (ls->detached) {
-        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' "
+        return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' "
                          "is detached: it belongs to no connection, so there "
                          "is nothing to reclaim; release it by id when done",
                          name);
-        return;
     }
-    if (ls->conn && ls->conn != c) {
-        conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' is held "
+    if (ls->holder && ls->holder != cl) {
+        return op_error (out, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' is held "
                          "by another open connection (pid %d); only a lease "
                          "orphaned by a restart of berthd can be reclaimed",
-                         name, (int) ls->conn->pid);
-        return;
+                         name, (int) ls->holder->pid);
     }
-    if (!ls->conn && c->nleases >= d->cfg.max_leases_per_conn) {
-        conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
+    if (!ls->holder && cl->nleases >= d->cfg.max_leases_per_conn) {
+        return op_error (out, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some first",
-                         c->nleases);
-        return;
+                         cl->nleases);
     }
     /* the reply carries the env: built once the reclaim is accepted, and
      * before anything changes, so that a failure changes nothing */
     berth_error_t err;
     if (lease_env (d, ls, &err) < 0) {
-        conn_send_error (c, req->id, err.code, "%s", err.text);
-        return;
+        return op_error (out, req->id, err.code, "%s", err.text);
     }
-    if (!ls->conn)
-        lease_rebind (d, c, ls);
+    if (!ls->holder)
+        lease_rebind (d, cl, ls);
     struct proto_lease pl;
     lease_to_proto (ls, true, &pl);
-    conn_send (c, proto_acquire_reply (req->id, &pl));
+    return op_json (out, proto_acquire_reply (req->id, &pl));
 }
 
 static int by_value (const void *a, const void *b)
@@ -223,60 +250,52 @@ static int by_value (const void *a, const void *b)
  * it really got: from then on its lease shows those (status, BERTH_CORES of
  * a reclaim). The ledger keeps counting cores on the node, as for every
  * step Slurm places. */
-void handle_placed (struct conn *c, struct proto_request *req)
+OP_HANDLER (placed)
 {
-    struct berthd *d = c->d;
     const char *name = req->placed.lease;
     struct lease *ls = lease_lookup (d, name);
     int n = req->placed.ncores, *ids = req->placed.cores;
     if (!ls) {
-        conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
+        return op_error (out, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
                          "was never granted or is already released", name);
-        return;
     }
-    if (c->uid != 0 && c->uid != ls->uid) {
-        conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
+    if (cl->uid != 0 && cl->uid != ls->uid) {
+        return op_error (out, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
                          "to uid %d, not to this connection's uid %d", name,
-                         (int) ls->uid, (int) c->uid);
-        return;
+                         (int) ls->uid, (int) cl->uid);
     }
     if (!lease_local_launched (d, ls)) {
-        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' is "
+        return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' is "
                          "%s: berthd chose its cores itself, so there is "
                          "nothing to report", name, ls->local
                          ? "a local step that its client binds" : "not local");
-        return;
     }
     struct placement_node *pn = &ls->placement.nodes[0];
     qsort (ids, (size_t) n, sizeof (*ids), by_value);
     for (int i = 1; i < n; i++)
         if (ids[i] == ids[i - 1]) {
-            conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
+            return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
                              "cores names CPU %d twice", ids[i]);
-            return;
         }
     if (n != pn->ncores) {
-        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
+        return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
                          "cores reported for %s, which holds %d on %s", n, name,
                          pn->ncores, pn->name);
-        return;
     }
     int ng = req->placed.ngpu_ids, *gids = req->placed.gpu_ids;
     if (ng >= 0 && ng != ls->placement.ngpu_ids) {
-        conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
+        return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
                          "GPUs reported for %s, which holds %d", ng, name,
                          ls->placement.ngpu_ids);
-        return;
     }
     if (ng > 0) {
         int have = d->alloc->nodes[d->alloc->local_node].gpus;
         qsort (gids, (size_t) ng, sizeof (*gids), by_value);
         for (int i = 0; i < ng; i++)
             if ((i && gids[i] == gids[i - 1]) || gids[i] >= have) {
-                conn_send_error (c, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
+                return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
                                  "gpu_ids names GPU %d %s", gids[i], i && gids[i]
                                  == gids[i - 1] ? "twice" : "that the node lacks");
-                return;
             }
         memcpy (ls->placement.gpu_ids, gids, (size_t) ng * sizeof (*gids));
     }
@@ -292,5 +311,5 @@ void handle_placed (struct conn *c, struct proto_request *req)
     log_msg (LOG_INFO, "%s runs on cores %s and GPUs %s of %s", ls->name, set, gset,
              pn->name);
     notify_status_soon (d);
-    conn_send (c, proto_ok_reply (req->id, NULL));
+    return op_json (out, proto_ok_reply (req->id, NULL));
 }

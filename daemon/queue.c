@@ -1,289 +1,347 @@
 /* SPDX-License-Identifier: MIT */
-/* Requests that wait: the wait queue (waitqueue.c) wired to connections,
- * timers and replies. A request is tried at once; one that cannot fit even
- * the empty allocation is refused at once; the rest wait, in order with
- * backfill, until a release lets the scheduler grant them, their timeout
- * passes, or their connection closes. */
+/* Requests that wait (queue.h): the pure wait queue (waitqueue.c) with the
+ * timers, the journaled places and the events around it. The queue knows
+ * nothing of connections or replies: what it decides at submission is
+ * returned, and every later decision (a grant once resources free, a
+ * timeout, a drain) goes back through the waiter's callback. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 
 #include "berthd.h"
+#include "queue.h"
 
-void pending_free (struct pending *p)
-{
-    if (!p)
-        return;
-    if (p->wait_id)
-        journal_unwait (p->conn->d, p);
-    if (p->timer)
-        event_free (p->timer);
-    json_decref (p->id);
-    step_request_free (&p->acq.step);
-    free (p);
-}
+struct queue {
+    struct berthd *d;             /* the ledgers, journal, events, notify */
+    struct waitqueue *wq;
+    struct waiter *waiters;       /* every queued waiter */
+    int nwaiting;
+    struct event *sched_ev;
+    bool busy;                    /* queue_run is granting (no re-entry) */
+    bool stopped;
+    struct waiter *submitting;    /* its grant is returned, not called back */
+};
 
-/* Take p out of the queue (if it is there) and off its connection. */
-static void pending_unlink (struct berthd *d, struct pending *p)
+struct queue *queue_create (struct berthd *d, berth_error_t *err)
 {
-    if (p->ticket) {
-        waitqueue_cancel (d->queue, p->ticket, NULL);
-        p->ticket = 0;
-        d->npending--;
+    struct queue *q = calloc (1, sizeof (*q));
+    struct waitqueue_config qc = { d->cfg.starvation_overtakes,
+                                   d->cfg.starvation_seconds };
+    if (!q)
+        return errprintf (err, "out of memory"), NULL;
+    q->d = d;
+    if (!(q->wq = waitqueue_create (d->ledger, &qc, err))) {
+        free (q);
+        return NULL;
     }
-    if (p->timer)
-        evtimer_del (p->timer);
-    if (p->conn->pending == p)
-        p->conn->pending = NULL;
+    return q;
 }
 
-void pending_reply_error (struct berthd *d, struct pending *p,
-                          const berth_error_t *e)
+void queue_destroy (struct queue *q)
 {
-    conn_send (p->conn, proto_error_reply (p->id, e));
-    events_emit (d, proto_event_refused (now_wall (), p->acq.step.label, e));
+    if (!q)
+        return;
+    while (q->waiters) {
+        struct waiter *w = q->waiters;
+        queue_cancel (q, w);
+        queue_free_waiter (q, w);
+    }
+    if (q->sched_ev)
+        event_free (q->sched_ev);
+    waitqueue_destroy (q->wq);
+    free (q);
 }
 
-/* The request has its answer: free it, and let its connection go on. */
-static void pending_done (struct berthd *d, struct pending *p)
+void queue_free_waiter (struct queue *q, struct waiter *w)
 {
-    struct conn *c = p->conn;
-    pending_unlink (d, p);
-    pending_free (p);
-    conn_resume (c);
+    if (!w)
+        return;
+    if (w->wait_id)
+        journal_unwait (q->d, w);
+    if (w->timer)
+        event_free (w->timer);
+    json_decref (w->id);
+    step_request_free (&w->acq.step);
+    free (w);
 }
 
-static void grant (struct berthd *d, struct pending *p, uint64_t lease)
+static void list_add (struct queue *q, struct waiter *w)
 {
-    berth_error_t e;
-    if (lease_grant (d, p, lease, &e) < 0)
-        pending_reply_error (d, p, &e);
-    pending_done (d, p);
+    w->prev = NULL;
+    w->next = q->waiters;
+    if (q->waiters)
+        q->waiters->prev = w;
+    q->waiters = w;
+    q->nwaiting++;
 }
 
-static int entry_of (struct berthd *d, uint64_t ticket,
+/* Out of the wait queue and the list, its timer stopped. */
+static void unlink_waiter (struct queue *q, struct waiter *w)
+{
+    if (w->ticket) {
+        waitqueue_cancel (q->wq, w->ticket, NULL);
+        w->ticket = 0;
+        if (w->prev)
+            w->prev->next = w->next;
+        else
+            q->waiters = w->next;
+        if (w->next)
+            w->next->prev = w->prev;
+        w->prev = w->next = NULL;
+        q->nwaiting--;
+    }
+    if (w->timer)
+        evtimer_del (w->timer);
+}
+
+void queue_cancel (struct queue *q, struct waiter *w)
+{
+    bool queued = w->ticket != 0;
+    unlink_waiter (q, w);
+    if (queued)               /* the head may have held resources for it */
+        queue_schedule_soon (q);
+}
+
+/* The "refused" event of a request that waited; its answer goes back. */
+static void refuse_late (struct queue *q, struct waiter *w,
+                         const berth_error_t *e)
+{
+    unlink_waiter (q, w);
+    w->done (w, 0, e);
+}
+
+static int entry_of (struct queue *q, uint64_t ticket,
                      struct waitqueue_entry_info *info)
 {
-    for (int i = 0; waitqueue_entry (d->queue, i, info) == 0; i++)
+    for (int i = 0; waitqueue_entry (q->wq, i, info) == 0; i++)
         if (info->ticket == ticket)
             return 0;
     return -1;
 }
 
-static void needs_text (const struct pending *p, char *buf, size_t size)
-{
-    step_shape_describe (&p->shape, buf, size);
-}
-
-static void timeout_cb (evutil_socket_t fd, short what, void *arg)
-{
-    (void) fd;
-    (void) what;
-    struct pending *p = arg;
-    struct berthd *d = p->conn->d;
-    struct waitqueue_entry_info info;
-    char needs[256], why[400] = "";
-    berth_error_t e;
-    needs_text (p, needs, sizeof (needs));
-    if (p->ticket && entry_of (d, p->ticket, &info) == 0 && info.reason)
-        snprintf (why, sizeof (why), "; %s", info.reason);
-    errprintf_code (&e, PROTO_ERR_TIMEOUT, "%s%s%s: waited %.*f s for %s%s",
-                    p->acq.step.label ? "step '" : "",
-                    p->acq.step.label ? p->acq.step.label : "",
-                    p->acq.step.label ? "'" : "request",
-                    p->acq.step.timeout < 10 ? 1 : 0, p->acq.step.timeout,
-                    needs, why);
-    pending_unlink (d, p);
-    pending_reply_error (d, p, &e);
-    pending_done (d, p);
-    /* The head may have held resources for it. */
-    queue_schedule_soon (d);
-}
-
-void queue_run (struct berthd *d)
-{
-    if (d->sched_busy || d->stopping)
-        return;
-    d->sched_busy = true;
-    struct waitqueue_result *res = NULL;
-    int n = 0;
-    berth_error_t err;
-    if (waitqueue_schedule (d->queue, now_mono (), &res, &n, &err) < 0)
-        log_msg (LOG_ERR, "scheduling the wait queue: %s", err.text);
-    for (int i = 0; i < n; i++) {
-        struct conn *c = (struct conn *) (uintptr_t) res[i].owner;
-        struct pending *p = c->pending;
-        if (!p || p->ticket != res[i].ticket) {
-            /* Cannot happen: every ticket is its connection's pending one. */
-            log_msg (LOG_ERR, "grant of L%llu for an unknown request; "
-                     "releasing it", (unsigned long long) res[i].lease);
-            ledger_release (d->ledger, res[i].lease, NULL);
-            continue;
-        }
-        p->ticket = 0;
-        d->npending--;
-        grant (d, p, res[i].lease);
-    }
-    free (res);
-    d->sched_busy = false;
-    notify_status_soon (d);
-}
+static void run (struct queue *q);
 
 static void sched_cb (evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
     (void) what;
-    queue_run (arg);
+    run (arg);
 }
 
-void queue_schedule_soon (struct berthd *d)
+void queue_schedule_soon (struct queue *q)
 {
-    if (!d->sched_ev)
-        d->sched_ev = event_new (d->base, -1, 0, sched_cb, d);
-    if (d->sched_ev && waitqueue_length (d->queue) > 0)
-        event_active (d->sched_ev, 0, 0);
+    if (!q->sched_ev)
+        q->sched_ev = event_new (q->d->base, -1, 0, sched_cb, q);
+    if (q->sched_ev && waitqueue_length (q->wq) > 0)
+        event_active (q->sched_ev, 0, 0);
 }
 
-static void refuse (struct berthd *d, struct pending *p, const char *code,
-                    const char *msg)
+void queue_stop (struct queue *q)
 {
-    berth_error_t e;
-    errprintf_code (&e, code, "%s", msg);
-    pending_reply_error (d, p, &e);
-    pending_done (d, p);
+    q->stopped = true;
 }
 
-static const char *who (const struct pending *p, char *buf, size_t size)
+int queue_waiting (const struct queue *q)
 {
-    if (p->acq.step.label)
-        snprintf (buf, size, "step '%s'", p->acq.step.label);
+    return q->nwaiting;
+}
+
+int queue_entry (const struct queue *q, int i,
+                 struct waitqueue_entry_info *info)
+{
+    return waitqueue_entry (q->wq, i, info);
+}
+
+const struct waiter *queue_waiter_of (uint64_t owner)
+{
+    return (const struct waiter *) (uintptr_t) owner;
+}
+
+void queue_each (struct queue *q, void (*fn) (struct waiter *w, void *arg),
+                 void *arg)
+{
+    for (struct waiter *w = q ? q->waiters : NULL, *next; w; w = next) {
+        next = w->next;
+        fn (w, arg);
+    }
+}
+
+/* Grant what the wait queue says fits now. */
+static void run (struct queue *q)
+{
+    struct berthd *d = q->d;
+    if (q->busy || q->stopped)
+        return;
+    q->busy = true;
+    struct waitqueue_result *res = NULL;
+    int n = 0;
+    berth_error_t err;
+    if (waitqueue_schedule (q->wq, now_mono (), &res, &n, &err) < 0)
+        log_msg (LOG_ERR, "scheduling the wait queue: %s", err.text);
+    for (int i = 0; i < n; i++) {
+        struct waiter *w = (struct waiter *) (uintptr_t) res[i].owner;
+        if (!w || w->ticket != res[i].ticket) {
+            /* Cannot happen: every ticket is its waiter's. */
+            log_msg (LOG_ERR, "grant of L%llu for an unknown request; "
+                     "releasing it", (unsigned long long) res[i].lease);
+            ledger_release (d->ledger, res[i].lease, NULL);
+            continue;
+        }
+        w->ticket = 0;        /* already out of the wait queue */
+        if (w->prev)
+            w->prev->next = w->next;
+        else
+            q->waiters = w->next;
+        if (w->next)
+            w->next->prev = w->prev;
+        w->prev = w->next = NULL;
+        q->nwaiting--;
+        if (w->timer)
+            evtimer_del (w->timer);
+        if (w == q->submitting)
+            w->granted = res[i].lease;
+        else
+            w->done (w, res[i].lease, NULL);
+    }
+    free (res);
+    q->busy = false;
+    notify_status_soon (d);
+}
+
+static const char *who (const struct waiter *w, char *buf, size_t size)
+{
+    if (w->acq.step.label)
+        snprintf (buf, size, "step '%s'", w->acq.step.label);
     else
         snprintf (buf, size, "the request");
     return buf;
 }
 
-void queue_submit (struct berthd *d, struct pending *p)
+static void waited_too_long (evutil_socket_t fd, short what, void *arg);
+
+enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
+                                 uint64_t *lease, berth_error_t *err)
 {
-    struct conn *c = p->conn;
-    char why[512] = "", name[300], msg[2400];
-    berth_error_t err;
-    uint64_t lease;
-    bool was_empty = waitqueue_length (d->queue) == 0;
-    c->pending = p;
+    struct berthd *d = q->d;
+    char why[512] = "", name[300], needs[256];
+    bool was_empty = waitqueue_length (q->wq) == 0;
+    step_shape_describe (&w->shape, needs, sizeof (needs));
     if (was_empty) {
         /* Nobody waits: nothing to be fair to. */
-        int rc = ledger_acquire (d->ledger, &p->shape, p->layout, &lease,
-                                 why, sizeof (why), &err);
+        int rc = ledger_acquire (d->ledger, &w->shape, w->layout, lease, why,
+                                 sizeof (why), err);
         if (rc == 0) {
             /* Its expected end lets the queue backfill around it later. */
-            if (p->acq.duration > 0)
-                ledger_lease_set_end (d->ledger, lease,
-                                      now_mono () + p->acq.duration);
-            grant (d, p, lease);
-            return;
+            if (w->acq.duration > 0)
+                ledger_lease_set_end (d->ledger, *lease,
+                                      now_mono () + w->acq.duration);
+            return QUEUE_GRANTED;
         }
-        if (rc < 0) {
-            pending_reply_error (d, p, &err);
-            pending_done (d, p);
-            return;
-        }
+        if (rc < 0)
+            return QUEUE_REFUSED;
     }
     /* Would it fit the empty allocation? If not, waiting cannot help. */
     char never[512] = "";
-    int rc = ledger_acquire (d->empty, &p->shape, p->layout, &lease, never,
-                             sizeof (never), &err);
+    uint64_t probe;
+    int rc = ledger_acquire (d->empty, &w->shape, w->layout, &probe, never,
+                             sizeof (never), err);
     if (rc == 0)
-        ledger_release (d->empty, lease, NULL);
+        ledger_release (d->empty, probe, NULL);
     else {
-        char needs[256];
-        needs_text (p, needs, sizeof (needs));
-        snprintf (msg, sizeof (msg), "%s needs %s; even the empty "
-                  "allocation cannot hold it: %s", who (p, name, sizeof (name)),
-                  needs, rc < 0 ? err.text : never);
-        refuse (d, p, rc < 0 ? PROTO_ERR_INVALID_REQUEST
-                                : PROTO_ERR_UNSATISFIABLE, msg);
-        return;
+        errprintf_code (err, rc < 0 ? PROTO_ERR_INVALID_REQUEST
+                                    : PROTO_ERR_UNSATISFIABLE,
+                        "%s needs %s; even the empty allocation cannot hold "
+                        "it: %s", who (w, name, sizeof (name)), needs,
+                        rc < 0 ? err->text : never);
+        return QUEUE_REFUSED;
     }
-    if (!p->acq.wait && was_empty) {
-        snprintf (msg, sizeof (msg), "%s does not fit now (%s); not waiting "
-                  "because \"wait\" is false", who (p, name, sizeof (name)), why);
-        refuse (d, p, PROTO_ERR_BUSY, msg);
-        return;
-    }
+    if (!w->acq.wait && was_empty)
+        return errprintf_code (err, PROTO_ERR_BUSY, "%s does not fit now "
+                               "(%s); not waiting because \"wait\" is false",
+                               who (w, name, sizeof (name)), why),
+               QUEUE_REFUSED;
     struct waitqueue_request wr = {
-        .shape = p->shape, .layout = p->layout, .label = p->acq.step.label,
-        .priority = p->acq.step.priority,
-        .owner = (uint64_t) (uintptr_t) c, .duration = p->acq.duration,
-        .since = p->resumed ? now_mono () - (now_wall () - p->since) : 0,
+        .shape = w->shape, .layout = w->layout, .label = w->acq.step.label,
+        .priority = w->acq.step.priority,
+        .owner = (uint64_t) (uintptr_t) w, .duration = w->acq.duration,
+        .since = w->resumed ? now_mono () - (now_wall () - w->since) : 0,
         .why = why,
     };
-    if (waitqueue_add (d->queue, &wr, now_mono (), &p->ticket, &err) < 0) {
-        pending_reply_error (d, p, &err);
-        pending_done (d, p);
-        return;
-    }
-    d->npending++;
-    p->added = now_mono ();
+    if (waitqueue_add (q->wq, &wr, now_mono (), &w->ticket, err) < 0)
+        return QUEUE_REFUSED;
+    list_add (q, w);
+    w->queue = q;
+    w->added = now_mono ();
     /* The queue decides (backfill, starvation bound) and, where it was
      * empty, tries the request once more so that its reason is known at
-     * once: "not tried yet" never shows. */
-    queue_run (d);
-    if (c->pending != p)
-        return;               /* granted */
-    struct waitqueue_entry_info info;
-    const char *reason = entry_of (d, p->ticket, &info) == 0 && info.reason
-                         && *info.reason ? info.reason : why;
-    if (!p->acq.wait) {
-        snprintf (msg, sizeof (msg), "%s does not fit now (%s); not waiting "
-                  "because \"wait\" is false", who (p, name, sizeof (name)),
-                  reason);
-        refuse (d, p, PROTO_ERR_BUSY, msg);
-        return;
+     * once: "not tried yet" never shows. Its own grant comes back here. */
+    w->granted = 0;
+    q->submitting = w;
+    run (q);
+    q->submitting = NULL;
+    if (w->granted) {
+        *lease = w->granted;
+        w->granted = 0;
+        return QUEUE_GRANTED;
     }
-    if (p->acq.step.timeout >= 0) {
-        struct timeval tv = seconds_tv (p->acq.step.timeout);
-        if (!(p->timer = evtimer_new (d->base, timeout_cb, p))
-            || evtimer_add (p->timer, &tv) < 0) {
-            errprintf_code (&err, PROTO_ERR_INTERNAL, "out of memory arming "
-                            "a wait timeout");
-            pending_unlink (d, p);
-            pending_reply_error (d, p, &err);
-            pending_done (d, p);
-            return;
+    struct waitqueue_entry_info info;
+    const char *reason = entry_of (q, w->ticket, &info) == 0 && info.reason
+                         && *info.reason ? info.reason : why;
+    if (!w->acq.wait) {
+        errprintf_code (err, PROTO_ERR_BUSY, "%s does not fit now (%s); not "
+                        "waiting because \"wait\" is false",
+                        who (w, name, sizeof (name)), reason);
+        unlink_waiter (q, w);
+        return QUEUE_REFUSED;
+    }
+    if (w->acq.step.timeout >= 0) {
+        struct timeval tv = seconds_tv (w->acq.step.timeout);
+        if (!(w->timer = evtimer_new (d->base, waited_too_long, w))
+            || evtimer_add (w->timer, &tv) < 0) {
+            unlink_waiter (q, w);
+            return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory "
+                                   "arming a wait timeout"), QUEUE_REFUSED;
         }
     }
     /* it waits: journaled, so that a restart can give its place back */
-    if (!p->wait_id)
-        journal_wait (d, p);
-    events_emit (d, proto_event_waited (now_wall (), p->acq.step.label,
-                                        entry_of (d, p->ticket, &info) == 0
+    if (!w->wait_id)
+        journal_wait (d, w);
+    events_emit (d, proto_event_waited (now_wall (), w->acq.step.label,
+                                        entry_of (q, w->ticket, &info) == 0
                                         ? info.position : 0, reason));
     notify_status_soon (d);
+    return QUEUE_WAITS;
 }
 
-void queue_conn_closed (struct conn *c)
+/* Its timeout passed while it waited. */
+static void waited_too_long (evutil_socket_t fd, short what, void *arg)
 {
-    struct pending *p = c->pending;
-    if (!p)
-        return;
-    bool queued = p->ticket != 0;
-    pending_unlink (c->d, p);
-    pending_free (p);
-    if (queued)
-        queue_schedule_soon (c->d);
+    (void) fd;
+    (void) what;
+    struct waiter *w = arg;
+    struct queue *q = w->queue;
+    struct waitqueue_entry_info info;
+    char needs[256], why[400] = "";
+    berth_error_t e;
+    step_shape_describe (&w->shape, needs, sizeof (needs));
+    if (w->ticket && entry_of (q, w->ticket, &info) == 0 && info.reason)
+        snprintf (why, sizeof (why), "; %s", info.reason);
+    errprintf_code (&e, PROTO_ERR_TIMEOUT, "%s%s%s: waited %.*f s for %s%s",
+                    w->acq.step.label ? "step '" : "",
+                    w->acq.step.label ? w->acq.step.label : "",
+                    w->acq.step.label ? "'" : "request",
+                    w->acq.step.timeout < 10 ? 1 : 0, w->acq.step.timeout,
+                    needs, why);
+    refuse_late (q, w, &e);
+    /* The head may have held resources for it. */
+    queue_schedule_soon (q);
 }
 
-void queue_refuse_all (struct berthd *d, const char *code, const char *msg)
+void queue_refuse_all (struct queue *q, const char *code, const char *msg)
 {
-    for (struct conn *c = d->conns; c; c = c->next) {
-        struct pending *p = c->pending;
-        if (!p)
-            continue;
-        berth_error_t e;
-        errprintf_code (&e, code, "%s", msg);
-        pending_unlink (d, p);
-        pending_reply_error (d, p, &e);
-        pending_done (d, p);
-    }
+    berth_error_t e;
+    errprintf_code (&e, code, "%s", msg);
+    while (q->waiters)
+        refuse_late (q, q->waiters, &e);
 }

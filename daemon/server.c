@@ -33,6 +33,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "berthd.h"
+#include "ops.h"
+#include "server.h"
 #include "sockdir.h"
 
 /* Input held at most: one line past the limit, enough to tell a line that
@@ -40,6 +42,62 @@
 #define INPUT_MAX ((size_t) PROTO_MAX_LINE + 1)
 /* Asked of the socket per read: a few pipelined requests at once. */
 #define READ_CHUNK ((size_t) 16384)
+
+/* A connection's life, in order; it only moves forward, and any state may
+ * end in CONN_DEAD. */
+enum conn_state {
+    CONN_OPEN,                    /* requests read and served */
+    CONN_CLOSING,                 /* read no more; linger once written */
+    CONN_LINGERING,               /* written and shut for writing: discard
+                                     input until the peer closes */
+    CONN_DEAD,                    /* to be freed from the deferred event */
+};
+
+/* One client connection. */
+struct conn {
+    struct client cl;             /* first: the ops' view, and the answer
+                                     callback's argument */
+    struct server *s;
+    struct bufferevent *bev;      /* its replies (and the socket) */
+    struct evbuffer *in;          /* request bytes read, not yet served */
+    struct event *read_ev;        /* the socket readable: read here, not
+                                     through the bufferevent */
+    enum conn_state state;        /* where it is on its way to being freed */
+    bool eof;                     /* the client sends no more (half-closed);
+                                     stays set while it closes, for hup_cb and
+                                     s->nhalfclosed */
+    bool answer_due;              /* its request waits in the queue: later
+                                     lines stay unread until it is answered */
+    bool awaits_end;              /* its request needs the job's end, being
+                                     asked: it stays unread until then and is
+                                     served again */
+    bool paused;                  /* unread output over CONN_OUTPUT_PAUSE:
+                                     its requests wait unread (in any state) */
+    bool processing;              /* conn_process is reading its lines (a
+                                     guard against re-entry, not a state) */
+    bool watching;                /* subscribed to events */
+    struct event *stall_ev;       /* closes it if it stays paused */
+    size_t stall_mark;            /* unsent bytes when last checked */
+    size_t history_left;          /* bytes of the events log queued for it
+                                     (on disk, not in memory) */
+    struct evbuffer_cb_entry *drained;   /* counts history_left down */
+    struct event *deferred;
+    struct conn *prev, *next;
+};
+
+struct server {
+    struct berthd *d;             /* the ops' argument; its cfg */
+    struct event_base *base;
+    struct evconnlistener *listener;
+    bool own_socket;              /* we bound it: remove it on exit */
+    struct conn *conns;           /* every open connection */
+    int nconns, nwatchers;
+    int nhalfclosed;              /* connections whose client has shut down
+                                     its sending side */
+    struct event *hup_ev;         /* checks those once a second */
+    uint64_t next_conn;
+    unsigned long reads;          /* reads from clients so far */
+};
 
 /* States only move forward (see enum conn_state): a request to close a
  * connection that already lingers or is dead leaves it so. */
@@ -51,27 +109,26 @@ static void conn_advance (struct conn *c, enum conn_state s)
 
 static void conn_drop_holdings (struct conn *c)
 {
-    if (c->pending)
-        queue_conn_closed (c);
-    if (c->leases)
-        leases_conn_closed (c);
+    if (c->cl.waiter || c->cl.leases)
+        ops_client_gone (c->s->d, &c->cl);
+    c->answer_due = false;
 }
 
 static void conn_free (struct conn *c)
 {
-    struct berthd *d = c->d;
+    struct server *s = c->s;
     conn_drop_holdings (c);
     if (c->prev)
         c->prev->next = c->next;
     else
-        d->conns = c->next;
+        s->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    d->nconns--;
+    s->nconns--;
     if (c->watching)
-        d->nwatchers--;
+        s->nwatchers--;
     if (c->eof)
-        d->nhalfclosed--;
+        s->nhalfclosed--;
     if (c->stall_ev)
         event_free (c->stall_ev);
     if (c->drained)
@@ -84,7 +141,7 @@ static void conn_free (struct conn *c)
     free (c);
 }
 
-void conn_kill (struct conn *c)
+static void conn_kill (struct conn *c)
 {
     c->state = CONN_DEAD;
     event_del (c->read_ev);
@@ -109,12 +166,12 @@ static void conn_update_reading (struct conn *c)
         event_del (c->read_ev);
     else if (event_add (c->read_ev, NULL) < 0) {
         log_msg (LOG_ERR, "cannot watch connection %llu for requests; "
-                 "closing it", (unsigned long long) c->serial);
+                 "closing it", (unsigned long long) c->cl.serial);
         conn_kill (c);
     }
 }
 
-void conn_resume (struct conn *c)
+static void conn_resume (struct conn *c)
 {
     /* conn_process goes on by itself when it is the one answering */
     if (c->state != CONN_DEAD && !c->processing)
@@ -212,14 +269,9 @@ static void output_drained (struct evbuffer *buf,
     c->history_left -= n < c->history_left ? n : c->history_left;
 }
 
-void conn_send (struct conn *c, json_t *msg)
-{
-    char *line = msg ? proto_line (msg) : NULL;
-    json_decref (msg);
-    conn_send_line (c, line, line ? strlen (line) : 0);
-}
-
-void conn_send_line (struct conn *c, char *line, size_t len)
+/* A line already encoded (ending with a newline): stolen, freed here. NULL:
+ * a reply could not be encoded, and the connection is closed. */
+static void conn_send_line (struct conn *c, char *line, size_t len)
 {
     /* a lingering connection is shut for writing: nothing more can reach
      * its client */
@@ -230,21 +282,21 @@ void conn_send_line (struct conn *c, char *line, size_t len)
     struct evbuffer *out = bufferevent_get_output (c->bev);
     if (!line) {
         log_msg (LOG_ERR, "could not encode a reply for connection %llu; "
-                 "closing it", (unsigned long long) c->serial);
+                 "closing it", (unsigned long long) c->cl.serial);
         conn_kill (c);
         return;
     }
     if (output_in_memory (c) + len > CONN_OUTPUT_MAX) {
         log_msg (LOG_WARNING, "connection %llu (pid %d) reads too slowly: "
-                 "%zu bytes unsent; closing it", (unsigned long long) c->serial,
-                 (int) c->pid, evbuffer_get_length (out));
+                 "%zu bytes unsent; closing it", (unsigned long long) c->cl.serial,
+                 (int) c->cl.pid, evbuffer_get_length (out));
         free (line);
         conn_kill (c);
         return;
     }
     if (bufferevent_write (c->bev, line, len) < 0) {
         log_msg (LOG_ERR, "out of memory queueing a reply; closing "
-                 "connection %llu", (unsigned long long) c->serial);
+                 "connection %llu", (unsigned long long) c->cl.serial);
         conn_kill (c);
     }
     else
@@ -252,20 +304,28 @@ void conn_send_line (struct conn *c, char *line, size_t len)
     free (line);
 }
 
-void conn_send_error (struct conn *c, json_t *id, const char *code,
-                      const char *fmt, ...)
+static void conn_send_error (struct conn *c, const char *code,
+                             const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/* An error with no request id: the connection's, not a request's. */
+static void conn_send_error (struct conn *c, const char *code,
+                             const char *fmt, ...)
 {
     berth_error_t e;
     va_list ap;
     va_start (ap, fmt);
     verrprintf_code (&e, code, fmt, ap);
     va_end (ap);
-    conn_send (c, proto_error_reply (id, &e));
+    json_t *msg = proto_error_reply (NULL, &e);
+    char *line = msg ? proto_line (msg) : NULL;
+    json_decref (msg);
+    conn_send_line (c, line, line ? strlen (line) : 0);
 }
 
 static void too_large (struct conn *c, size_t have)
 {
-    conn_send_error (c, NULL, PROTO_ERR_TOO_LARGE, "request line is over the "
+    conn_send_error (c, PROTO_ERR_TOO_LARGE, "request line is over the "
                      "limit of %d bytes per line (%zu bytes read without a "
                      "newline); closing the connection", PROTO_MAX_LINE, have);
     conn_close_after_write (c);
@@ -287,16 +347,16 @@ static void stall_cb (evutil_socket_t fd, short what, void *arg)
     }
     if (left < c->stall_mark) {
         /* it reads, slowly: give it another while */
-        struct timeval tv = seconds_tv (c->d->cfg.output_stall);
+        struct timeval tv = seconds_tv (c->s->d->cfg.output_stall);
         c->stall_mark = left;
         evtimer_add (c->stall_ev, &tv);
         return;
     }
     log_msg (LOG_WARNING, "connection %llu (pid %d) has read none of its "
              "%zu bytes of unsent replies for %.0f s; closing it",
-             (unsigned long long) c->serial, (int) c->pid,
+             (unsigned long long) c->cl.serial, (int) c->cl.pid,
              evbuffer_get_length (bufferevent_get_output (c->bev)),
-             c->d->cfg.output_stall);
+             c->s->d->cfg.output_stall);
     conn_kill (c);
 }
 
@@ -304,15 +364,15 @@ static void stall_cb (evutil_socket_t fd, short what, void *arg)
  * up (write_cb), and close it if it does not within --output-stall. */
 static void conn_pause (struct conn *c)
 {
-    struct berthd *d = c->d;
-    struct timeval tv = seconds_tv (d->cfg.output_stall);
+    struct timeval tv = seconds_tv (c->s->d->cfg.output_stall);
     c->paused = true;
     c->stall_mark = evbuffer_get_length (bufferevent_get_output (c->bev));
     conn_update_reading (c);
-    if ((!c->stall_ev && !(c->stall_ev = evtimer_new (d->base, stall_cb, c)))
+    if ((!c->stall_ev && !(c->stall_ev = evtimer_new (c->s->base, stall_cb,
+                                                       c)))
         || evtimer_add (c->stall_ev, &tv) < 0) {
         log_msg (LOG_ERR, "out of memory watching connection %llu; closing "
-                 "it", (unsigned long long) c->serial);
+                 "it", (unsigned long long) c->cl.serial);
         conn_kill (c);
     }
 }
@@ -329,12 +389,46 @@ static void conn_unpause (struct conn *c)
  * had all it will get: close it once its replies are written. */
 static void conn_finish_if_idle (struct conn *c)
 {
-    if (c->eof && c->state == CONN_OPEN && !c->paused && !c->pending
-        && !c->leases && !c->watching)
+    if (c->eof && c->state == CONN_OPEN && !c->paused && !c->answer_due
+        && !c->cl.leases && !c->watching)
         conn_close_after_write (c);
 }
 
 static void conn_process_lines (struct conn *c);
+
+/* The late answer to a request that waited (struct client's callback). */
+static void conn_answer (struct client *cl, char *line, size_t len)
+{
+    struct conn *c = (struct conn *) cl;
+    c->answer_due = false;
+    conn_send_line (c, line, len);
+    conn_resume (c);
+}
+
+/* The connection hears every event from now on; with history, this run's
+ * events log is queued first, straight from its file. */
+static void conn_watch (struct conn *c, bool history)
+{
+    struct server *s = c->s;
+    if (history) {
+        int fd = -1;
+        off_t off = 0;
+        size_t len = 0;
+        /* evbuffer_add_file takes the descriptor over; what it queues is
+         * read from the file as it is sent, so it is not held against the
+         * connection's output limit */
+        if (events_history (s->d, &fd, &off, &len) < 0
+            || (fd >= 0 && evbuffer_add_file (bufferevent_get_output (c->bev),
+                                              fd, off, (ev_off_t) len) < 0))
+            log_msg (LOG_WARNING, "could not replay the events log to a "
+                     "watcher");
+        else if (fd >= 0)
+            c->history_left += len;
+    }
+    if (!c->watching)
+        s->nwatchers++;
+    c->watching = true;
+}
 
 /* Serve the complete lines in the input buffer, in order, until one has to
  * wait; then send what they were answered. */
@@ -356,8 +450,8 @@ static void conn_process (struct conn *c)
 static void conn_process_lines (struct conn *c)
 {
     struct evbuffer *in = c->in;
-    while (c->state == CONN_OPEN && !c->pending && !c->awaits_end
-           && !c->d->stopping) {
+    while (c->state == CONN_OPEN && !c->answer_due && !c->awaits_end
+           && !c->s->d->stopping) {
         size_t eol_len = 0;
         if (output_in_memory (c) >= CONN_OUTPUT_PAUSE) {
             if (!c->paused)
@@ -384,14 +478,24 @@ static void conn_process_lines (struct conn *c)
         const char *line = (const char *) evbuffer_pullup (in, (ev_ssize_t) whole);
         if (!line) {
             log_msg (LOG_ERR, "out of memory reading a request; closing "
-                     "connection %llu", (unsigned long long) c->serial);
+                     "connection %llu", (unsigned long long) c->cl.serial);
             conn_kill (c);
             return;
         }
-        dispatch_line (c, line, (size_t) p.pos);
-        if (c->awaits_end)
+        struct op_reply r;
+        enum op_result res = ops_serve (c->s->d, &c->cl, line, (size_t) p.pos,
+                                        &r);
+        if (res == OP_AGAIN) {
+            c->awaits_end = true;
             return;           /* kept: served again once the end is known */
+        }
         evbuffer_drain (in, whole);
+        if (res == OP_WAITS)
+            c->answer_due = true;
+        else
+            conn_send_line (c, r.line, r.len);
+        if (r.watch != OP_WATCH_NONE)
+            conn_watch (c, r.watch == OP_WATCH_HISTORY);
     }
 }
 
@@ -426,8 +530,8 @@ static void hup_cb (evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
     (void) what;
-    struct berthd *d = arg;
-    for (struct conn *c = d->conns; c; c = c->next) {
+    struct server *s = arg;
+    for (struct conn *c = s->conns; c; c = c->next) {
         if (!c->eof || c->state >= CONN_LINGERING)
             continue;
         if (peer_gone (c)) {
@@ -437,8 +541,8 @@ static void hup_cb (evutil_socket_t fd, short what, void *arg)
         else
             conn_finish_if_idle (c);
     }
-    if (d->nhalfclosed == 0)
-        evtimer_del (d->hup_ev);
+    if (s->nhalfclosed == 0)
+        evtimer_del (s->hup_ev);
 }
 
 /* The client will send nothing more. What it sent is still served, a last
@@ -446,16 +550,16 @@ static void hup_cb (evutil_socket_t fd, short what, void *arg)
  * is gone altogether is checked once a second (hup_cb). */
 static void conn_half_closed (struct conn *c)
 {
-    struct berthd *d = c->d;
+    struct server *s = c->s;
     struct evbuffer *in = c->in;
     size_t have = evbuffer_get_length (in);
     if (!c->eof) {
         struct timeval tv = { 1, 0 };
         c->eof = true;
-        if (d->nhalfclosed++ == 0
-            && ((!d->hup_ev && !(d->hup_ev = event_new (d->base, -1, EV_PERSIST,
-                                                         hup_cb, d)))
-                || evtimer_add (d->hup_ev, &tv) < 0))
+        if (s->nhalfclosed++ == 0
+            && ((!s->hup_ev && !(s->hup_ev = event_new (s->base, -1, EV_PERSIST,
+                                                         hup_cb, s)))
+                || evtimer_add (s->hup_ev, &tv) < 0))
             log_msg (LOG_ERR, "out of memory watching half-closed "
                      "connections");
     }
@@ -466,7 +570,7 @@ static void conn_half_closed (struct conn *c)
         evbuffer_copyout_from (in, &last, &ch, 1);
         if (ch != '\n' && evbuffer_add (in, "\n", 1) < 0) {
             log_msg (LOG_ERR, "out of memory reading a request; closing "
-                     "connection %llu", (unsigned long long) c->serial);
+                     "connection %llu", (unsigned long long) c->cl.serial);
             conn_kill (c);
             return;
         }
@@ -527,7 +631,7 @@ static void read_cb (evutil_socket_t fd, short what, void *arg)
     int nv = evbuffer_reserve_space (c->in, (ev_ssize_t) want, v, 2);
     if (nv <= 0) {
         log_msg (LOG_ERR, "out of memory reading a request; closing "
-                 "connection %llu", (unsigned long long) c->serial);
+                 "connection %llu", (unsigned long long) c->cl.serial);
         conn_kill (c);
         return;
     }
@@ -548,7 +652,7 @@ static void read_cb (evutil_socket_t fd, short what, void *arg)
         conn_input_ended (c, n < 0);
         return;
     }
-    c->d->reads++;
+    c->s->reads++;
     size_t got = (size_t) n;
     int used = 0;
     for (; used < nv && got > 0; used++) {
@@ -558,7 +662,7 @@ static void read_cb (evutil_socket_t fd, short what, void *arg)
     }
     if (evbuffer_commit_space (c->in, v, used) < 0) {
         log_msg (LOG_ERR, "could not keep a request read from connection "
-                 "%llu; closing it", (unsigned long long) c->serial);
+                 "%llu; closing it", (unsigned long long) c->cl.serial);
         conn_kill (c);
         return;
     }
@@ -595,7 +699,8 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
     (void) l;
     (void) sa;
     (void) salen;
-    struct berthd *d = arg;
+    struct server *s = arg;
+    struct berthd *d = s->d;
     struct ucred cred;
     socklen_t clen = sizeof (cred);
     if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
@@ -606,10 +711,10 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
     }
     struct conn *c = calloc (1, sizeof (*c));
     if (c) {
-        c->bev = bufferevent_socket_new (d->base, fd, BEV_OPT_CLOSE_ON_FREE);
+        c->bev = bufferevent_socket_new (s->base, fd, BEV_OPT_CLOSE_ON_FREE);
         c->in = evbuffer_new ();
-        c->read_ev = event_new (d->base, fd, EV_READ | EV_PERSIST, read_cb, c);
-        c->deferred = event_new (d->base, -1, 0, deferred_cb, c);
+        c->read_ev = event_new (s->base, fd, EV_READ | EV_PERSIST, read_cb, c);
+        c->deferred = event_new (s->base, -1, 0, deferred_cb, c);
     }
     if (!c || !c->bev || !c->in || !c->read_ev || !c->deferred) {
         log_msg (LOG_ERR, "out of memory accepting a connection");
@@ -628,15 +733,16 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
         free (c);
         return;
     }
-    c->d = d;
-    c->serial = ++d->next_conn;
-    c->pid = cred.pid;
-    c->uid = cred.uid;
-    c->next = d->conns;
-    if (d->conns)
-        d->conns->prev = c;
-    d->conns = c;
-    d->nconns++;
+    c->s = s;
+    c->cl.serial = ++s->next_conn;
+    c->cl.pid = cred.pid;
+    c->cl.uid = cred.uid;
+    c->cl.answer = conn_answer;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->nconns++;
     bufferevent_setcb (c->bev, NULL, write_cb, event_cb, c);
     bufferevent_setwatermark (c->bev, EV_WRITE, CONN_OUTPUT_PAUSE / 2, 0);
     c->drained = evbuffer_add_cb (bufferevent_get_output (c->bev),
@@ -645,16 +751,16 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
         log_msg (LOG_NOTICE, "refused a connection from uid %u (pid %d): "
                  "berthd serves only uid %u", (unsigned) cred.uid,
                  (int) cred.pid, (unsigned) getuid ());
-        conn_send_error (c, NULL, PROTO_ERR_FORBIDDEN, "this berthd serves "
+        conn_send_error (c, PROTO_ERR_FORBIDDEN, "this berthd serves "
                          "uid %u only; your uid is %u (start your own berthd)",
                          (unsigned) getuid (), (unsigned) cred.uid);
         conn_close_after_write (c);
         return;
     }
-    if (d->nconns > d->cfg.max_connections) {
-        conn_send_error (c, NULL, PROTO_ERR_BUSY, "berthd has %d connections "
+    if (s->nconns > d->cfg.max_connections) {
+        conn_send_error (c, PROTO_ERR_BUSY, "berthd has %d connections "
                          "open, its limit (--max-connections %d); try again "
-                         "when some have closed", d->nconns - 1,
+                         "when some have closed", s->nconns - 1,
                          d->cfg.max_connections);
         conn_close_after_write (c);
         return;
@@ -672,20 +778,20 @@ static void accept_again (evutil_socket_t fd, short what, void *arg)
 
 static void accept_error_cb (struct evconnlistener *l, void *arg)
 {
-    struct berthd *d = arg;
+    struct server *s = arg;
     int e = EVUTIL_SOCKET_ERROR ();
     log_msg (LOG_ERR, "accepting a connection failed: %s (%d connections "
-             "open)", evutil_socket_error_to_string (e), d->nconns);
+             "open)", evutil_socket_error_to_string (e), s->nconns);
     if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
         /* Out of descriptors: pause accepting for a moment instead of
          * spinning on the readable listener. */
         evconnlistener_disable (l);
         struct timeval tv = { 0, 200000 };
-        event_base_once (d->base, -1, EV_TIMEOUT, accept_again, l, &tv);
+        event_base_once (s->base, -1, EV_TIMEOUT, accept_again, l, &tv);
     }
 }
 
-static int bind_socket (struct berthd *d, const char *path, int *fdp,
+static int bind_socket (struct server *s, const char *path, int *fdp,
                         berth_error_t *err)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -710,20 +816,21 @@ static int bind_socket (struct berthd *d, const char *path, int *fdp,
         close (fd);
         return -1;
     }
-    d->own_socket = true;
+    s->own_socket = true;
     if (chmod (path, 0600) < 0 || listen (fd, 512) < 0) {
         errprintf (err, "cannot listen on %s: %s", path, strerror (errno));
         close (fd);
         unlink (path);
-        d->own_socket = false;
+        s->own_socket = false;
         return -1;
     }
     *fdp = fd;
     return 0;
 }
 
-int server_listen (struct berthd *d, berth_error_t *err)
+static int server_listen (struct server *s, berth_error_t *err)
 {
+    struct berthd *d = s->d;
     int fd = -1, n = sd_listen_fds (1);
     if (n < 0)
         return errprintf (err, "reading the sockets systemd passed: %s",
@@ -748,26 +855,40 @@ int server_listen (struct berthd *d, berth_error_t *err)
         evutil_make_socket_closeonexec (fd);
     }
     else {
-        if (bind_socket (d, d->socket_path, &fd, err) < 0)
+        if (bind_socket (s, d->socket_path, &fd, err) < 0)
             return -1;
     }
-    d->listener = evconnlistener_new (d->base, accept_cb, d,
+    s->listener = evconnlistener_new (s->base, accept_cb, s,
                                       LEV_OPT_CLOSE_ON_FREE
                                       | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
-    if (!d->listener) {
+    if (!s->listener) {
         close (fd);
         return errprintf (err, "cannot listen on %s: out of memory",
                           d->socket_path);
     }
-    evconnlistener_set_error_cb (d->listener, accept_error_cb);
+    evconnlistener_set_error_cb (s->listener, accept_error_cb);
     return 0;
+}
+
+struct server *server_create (struct berthd *d, berth_error_t *err)
+{
+    struct server *s = calloc (1, sizeof (*s));
+    if (!s)
+        return errprintf (err, "out of memory"), NULL;
+    s->d = d;
+    s->base = d->base;
+    if (server_listen (s, err) < 0) {
+        free (s);
+        return NULL;
+    }
+    return s;
 }
 
 /* Write what each client has queued, once, without waiting: the replies to
  * a shutdown and the last refusals should reach their readers. */
-void server_flush_all (struct berthd *d)
+static void flush_all (struct server *s)
 {
-    for (struct conn *c = d->conns; c; c = c->next) {
+    for (struct conn *c = s->conns; c; c = c->next) {
         struct evbuffer *out = bufferevent_get_output (c->bev);
         evutil_socket_t fd = bufferevent_getfd (c->bev);
         /* bufferevents freeze the draining end of their output; we are
@@ -779,20 +900,51 @@ void server_flush_all (struct berthd *d)
     }
 }
 
-void server_close (struct berthd *d)
+void server_destroy (struct server *s)
 {
-    if (d->listener) {
-        evconnlistener_free (d->listener);
-        d->listener = NULL;
-    }
-    if (d->own_socket) {
-        unlink (d->socket_path);
-        d->own_socket = false;
-    }
+    if (!s)
+        return;
+    flush_all (s);
+    if (s->listener)
+        evconnlistener_free (s->listener);
+    if (s->own_socket)
+        unlink (s->d->socket_path);
+    /* a connection's leases end with it, as when its client goes */
+    while (s->conns)
+        conn_free (s->conns);
+    if (s->hup_ev)
+        event_free (s->hup_ev);
+    free (s);
 }
 
-void server_free_conns (struct berthd *d)
+int server_connections (const struct server *s)
 {
-    while (d->conns)
-        conn_free (d->conns);
+    return s->nconns;
+}
+
+unsigned long server_reads (const struct server *s)
+{
+    return s->reads;
+}
+
+void server_broadcast (void *server, const char *line, size_t len)
+{
+    struct server *s = server;
+    for (struct conn *c = s->nwatchers ? s->conns : NULL; c; c = c->next)
+        if (c->watching && c->state != CONN_DEAD) {
+            char *copy = malloc (len);
+            if (copy)
+                memcpy (copy, line, len);
+            conn_send_line (c, copy, len);
+        }
+}
+
+void server_end_known (void *server)
+{
+    struct server *s = server;
+    for (struct conn *c = s->conns; c; c = c->next)
+        if (c->awaits_end) {
+            c->awaits_end = false;
+            conn_resume (c);
+        }
 }

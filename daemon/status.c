@@ -11,6 +11,9 @@
 #include "allocation_json.h"
 #include "berth_config.h"
 #include "berthd.h"
+#include "ops.h"
+#include "queue.h"
+#include "server.h"
 #include "idset.h"
 
 static json_t *mb (int64_t v)
@@ -106,11 +109,11 @@ json_t *status_leases (struct berthd *d)
         json_t *o = proto_lease_json (&pl);
         if (!o)
             continue;
-        bool orphaned = !ls->detached && !ls->conn;
+        bool orphaned = !ls->detached && !ls->holder;
         json_object_update_new (o, json_pack (
             "{s:f s:s s:b s:s s:i s:i s:o s:s s:o s:o}", "age_s",
             now - ls->granted,
-            "holder", ls->detached ? "detached" : ls->conn ? "connection"
+            "holder", ls->detached ? "detached" : ls->holder ? "connection"
                                                            : "orphaned",
             "local", ls->local, "needs", needs, "uid", (int) ls->uid,
             "peer_pid", (int) ls->peer_pid,
@@ -136,10 +139,9 @@ json_t *status_queue (struct berthd *d)
     json_t *arr = json_array ();
     struct waitqueue_entry_info in;
     double now = now_mono ();
-    for (int i = 0; arr && waitqueue_entry (d->queue, i, &in) == 0; i++) {
+    for (int i = 0; arr && queue_entry (d->queue, i, &in) == 0; i++) {
         char needs[256];
-        const struct conn *c = (const struct conn *) (uintptr_t) in.owner;
-        const struct pending *p = c->pending;
+        const struct waiter *p = queue_waiter_of (in.owner);
         step_shape_describe (in.shape, needs, sizeof (needs));
         /* Each estimate walks the leases: the first few only, where it
          * means something (further back, those before them decide). */
@@ -151,7 +153,7 @@ json_t *status_queue (struct berthd *d)
             "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o s:i s:i s:o}", "position",
             in.position, "label", in.label, "needs", needs, "waited_s",
             now - in.added, "why", in.reason ? in.reason : "", "priority",
-            in.priority, "overtaken", in.overtaken, "pid", (int) c->pid,
+            in.priority, "overtaken", in.overtaken, "pid", (int) p->client->pid,
             "timeout", p && p->acq.step.timeout >= 0
                        ? json_real (p->acq.step.timeout) : json_null (),
             "cores", in.shape->cores, "gpus", in.shape->gpus,
@@ -167,9 +169,10 @@ json_t *status_daemon (struct berthd *d)
                       "version", BERTH_VERSION, "pid", (int) getpid (),
                       "started", d->started, "uptime_s", now_wall () - d->started,
                       "socket", d->socket_path, "state_dir", d->state_dir,
-                      "draining", d->draining, "connections", d->nconns,
+                      "draining", d->draining,
+                      "connections", server_connections (d->server),
                       "leases", (json_int_t) idmap_count (d->leases),
-                      "waiting", d->npending,
+                      "waiting", queue_waiting (d->queue),
                       "starvation", "overtakes", d->cfg.starvation_overtakes,
                       "seconds", d->cfg.starvation_seconds,
                       "machine", d->machine->name,

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* Requests that wait for resources: the wait queue (waitqueue.c, pure) with
+ * timers, journaled places and the "waited" event around it. A request is
+ * tried at once; one that cannot fit even the empty allocation is refused
+ * at once; the rest wait, in order with backfill, until a release lets the
+ * queue grant them, their timeout passes, or they are cancelled. What is
+ * decided at once is returned; what is decided later comes back through
+ * the waiter's one callback. */
+#ifndef BERTHD_QUEUE_H
+#define BERTHD_QUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+#include <event2/event.h>
+
+#include "codec.h"
+#include "error.h"
+#include "ledger.h"
+#include "step.h"
+#include "waitqueue.h"
+
+struct berthd;
+struct client;
+struct waiter;
+
+/* A waiter's late answer: lease > 0 is a ledger grant (the callback owns
+ * it from now on); otherwise err says why it was refused. The waiter is out
+ * of the queue when this is called, and the callback frees it. */
+typedef void (*waiter_done_fn) (struct waiter *w, uint64_t lease,
+                                const berth_error_t *err);
+
+/* An acquire being served. Made by the acquire op, owned by it; while it
+ * waits the queue holds it too. */
+struct waiter {
+    struct client *client;        /* who asked (its pid, uid and start are
+                                     journaled with the wait) */
+    json_t *id;                   /* the request's id */
+    struct proto_acquire acq;
+    struct step_shape shape;
+    enum ledger_layout layout;
+    waiter_done_fn done;
+    void *arg;                    /* for done */
+    uint64_t ticket;              /* 0 while not queued */
+    struct event *timer;          /* its wait timeout */
+    double added;                 /* monotonic */
+    uint64_t wait_id;             /* its journaled wait record; 0: none */
+    bool resumed;                 /* took back a place from before a restart */
+    double since;                 /* wall clock: when it first arrived (before
+                                     a restart, for a resumed one) */
+    uint64_t granted;             /* set by queue_submit's own grant */
+    struct queue *queue;          /* while queued */
+    struct waiter *prev, *next;   /* in the queue's list while queued */
+};
+
+enum queue_outcome {
+    QUEUE_GRANTED,                /* *lease holds the ledger's grant */
+    QUEUE_REFUSED,                /* err says why */
+    QUEUE_WAITS,                  /* the answer comes through w->done */
+};
+
+struct queue *queue_create (struct berthd *d, berth_error_t *err);
+void queue_destroy (struct queue *q);    /* waiters are not answered */
+
+enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
+                                 uint64_t *lease, berth_error_t *err);
+/* Take w out of the queue without answering it (its client went away). */
+void queue_cancel (struct queue *q, struct waiter *w);
+/* Every waiter refused with code and msg (a drain). */
+void queue_refuse_all (struct queue *q, const char *code, const char *msg);
+/* Try the waiters again soon (resources were freed). */
+void queue_schedule_soon (struct queue *q);
+void queue_stop (struct queue *q);      /* grant nothing more */
+int queue_waiting (const struct queue *q);
+/* The i-th entry of the wait queue, in order (-1: past the end). */
+int queue_entry (const struct queue *q, int i,
+                 struct waitqueue_entry_info *info);
+/* The waiter behind a wait queue entry's owner. */
+const struct waiter *queue_waiter_of (uint64_t owner);
+/* Each waiter, in no order (the journal's compaction records them). */
+void queue_each (struct queue *q, void (*fn) (struct waiter *w, void *arg),
+                 void *arg);
+/* Frees w: its journaled wait ends, its timer and request go. */
+void queue_free_waiter (struct queue *q, struct waiter *w);
+
+#endif
