@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* libberth: an acquire request built field by field, each field checked
  * against the ranges of PROTOCOL.md so that a mistake is named here rather
- * than by berthd. */
+ * than by berthd; and the acquire and release lines written directly,
+ * without building a jansson object, for speed. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "acquire_fields.h"
 #include "libberth_private.h"
 #include "text.h"
 
@@ -247,69 +249,68 @@ static void put_real (struct text_buf *b, const char *key, double v)
     free (s);
 }
 
-/* encode_acquire in codec_request_encode.c: the same members in the same order. */
-static void put_acquire (struct text_buf *b, const struct proto_acquire *a)
+/* Each kind of acquire member (acquire_fields.h) under key, as the codec's
+ * enc_<kind> (codec_request_encode.c) has jansson write it. */
+static void put_COUNT (struct text_buf *b, const char *key, const int *v)
 {
-    const struct step_request *s = &a->step;
-    const struct { const char *key; long long v; } counts[] = {
-        { "ntasks", s->ntasks }, { "min_tasks", s->min_tasks },
-        { "cpus_per_task", s->cpus_per_task }, { "min_cpus_per_task", s->min_cpus_per_task },
-        { "cores", s->cores }, { "min_cores", s->min_cores },
-        { "gpus", s->gpus }, { "min_gpus", s->min_gpus },
-        { "gpus_per_task", s->gpus_per_task }, { "min_gpus_per_task", s->min_gpus_per_task },
-        { "memory", s->memory }, { "min_memory", s->min_memory },
-    };
-    for (size_t i = 0; i < sizeof (counts) / sizeof (counts[0]); i++)
-        if (counts[i].v != STEP_UNSET)
-            put_integer (b, counts[i].key, counts[i].v);
-    if (s->may_span_nodes != STEP_UNSET) {
-        put_key (b, "may_span_nodes");
-        text_buf_puts (b, s->may_span_nodes ? "true" : "false");
+    put_integer (b, key, *v);
+}
+
+#define put_INT put_COUNT
+
+static void put_MB (struct text_buf *b, const char *key, const int64_t *v)
+{
+    put_integer (b, key, *v);
+}
+
+static void put_BOOL (struct text_buf *b, const char *key, const bool *v)
+{
+    put_key (b, key);
+    text_buf_puts (b, *v ? "true" : "false");
+}
+
+static void put_TRISTATE (struct text_buf *b, const char *key, const int *v)
+{
+    put_key (b, key);
+    text_buf_puts (b, *v ? "true" : "false");
+}
+
+static void put_NAME (struct text_buf *b, const char *key, char *const *v)
+{
+    put_key (b, key);
+    put_string (b, *v);
+}
+
+static void put_SECONDS (struct text_buf *b, const char *key, const double *v)
+{
+    put_real (b, key, *v);
+}
+
+static void put_ARGV (struct text_buf *b, const char *key, char **const *v)
+{
+    put_key (b, key);
+    text_buf_put (b, "[", 1);
+    for (size_t i = 0; (*v)[i]; i++) {
+        if (i)
+            text_buf_put (b, ",", 1);
+        put_string (b, (*v)[i]);
     }
-    if (s->local) {
-        put_key (b, "local");
-        text_buf_puts (b, "true");
-    }
-    if (s->label) {
-        put_key (b, "label");
-        put_string (b, s->label);
-    }
-    if (s->priority)
-        put_integer (b, "priority", s->priority);
-    if (s->timeout >= 0)
-        put_real (b, "timeout", s->timeout);
-    if (!a->wait) {
-        put_key (b, "wait");
-        text_buf_puts (b, "false");
-    }
-    if (s->argv) {
-        put_key (b, "argv");
-        text_buf_put (b, "[", 1);
-        for (size_t i = 0; s->argv[i]; i++) {
-            if (i)
-                text_buf_put (b, ",", 1);
-            put_string (b, s->argv[i]);
-        }
-        text_buf_put (b, "]", 1);
-    }
-    if (a->detach) {
-        put_key (b, "detach");
-        text_buf_puts (b, "true");
-    }
-    if (a->ttl >= 0)
-        put_real (b, "ttl", a->ttl);
-    if (a->owner_pid > 0)
-        put_integer (b, "owner_pid", a->owner_pid);
-    if (a->env) {
-        put_key (b, "env");
-        text_buf_puts (b, "true");
-    }
-    if (a->duration >= 0)
-        put_real (b, "duration", a->duration);
-    if (a->resume) {
-        put_key (b, "resume");
-        text_buf_puts (b, "true");
-    }
+    text_buf_put (b, "]", 1);
+}
+
+/* codec_encode_acquire's members, from the same list by the same test
+ * (proto_acq_given_<kind>), so that the two lines are the same bytes. */
+static void put_acquire (struct text_buf *b, const struct proto_acquire *acq)
+{
+    struct proto_request fresh;
+    proto_request_init (&fresh, PROTO_ACQUIRE);
+    const struct proto_acquire *dflt_acq = &fresh.acquire;
+    const struct step_request *step = &acq->step, *dflt_step = &dflt_acq->step;
+#define PUT(name, kind, holder, min, max, fast)                              \
+    if (proto_acq_given_##kind (&holder->name, &dflt_##holder->name, min))   \
+        put_##kind (b, #name, &holder->name);
+    PROTO_ACQUIRE_FIELDS (PUT)
+#undef PUT
 }
 
 char *request_line_fast (const struct proto_request *req, long long id)

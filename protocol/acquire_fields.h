@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The members of an acquire request, described once for the strict decoder
- * (codec_request.c) and the fast lane (request_fast.c): each decodes and
- * checks them in this order, with these kinds and bounds, from this list.
+ * (codec_request.c), the fast lane (request_fast.c) and both encoders (the
+ * codec's, codec_request_encode.c, and libberth's direct line,
+ * libberth_request.c): the decoders check them in this order, with these
+ * kinds and bounds, and the encoders write them in this order, under these
+ * names, when proto_acq_given_<kind> holds (below).
  *
  * X (name, kind, holder, min, max, fast): name is the member on the wire
  * and the field of holder that takes it (step: struct step_request, acq:
@@ -56,5 +59,59 @@ enum {
 #undef PROTO_ACQ_INDEX
     PROTO_ACQ_NFIELDS
 };
+
+/* Whether an encoder writes a member: when it holds other than "not
+ * given". v is the member, dflt the same member of a request fresh from
+ * proto_request_init, min the list's. Both encoders ask this, so their
+ * lines have the same members, and a member left out reads back as the
+ * default it had. */
+static inline bool proto_acq_given_COUNT (const int *v, const int *dflt, long long min)
+{
+    (void) dflt, (void) min;
+    return *v != STEP_UNSET;
+}
+
+static inline bool proto_acq_given_MB (const int64_t *v, const int64_t *dflt,
+                                       long long min)
+{
+    (void) dflt, (void) min;
+    return *v != STEP_UNSET;
+}
+
+#define proto_acq_given_TRISTATE proto_acq_given_COUNT
+
+/* Other than its default (priority's 0); a member taking only positive
+ * values (owner_pid) is not given at 0 or below either. */
+static inline bool proto_acq_given_INT (const int *v, const int *dflt, long long min)
+{
+    return min > 0 ? *v > 0 : *v != *dflt;
+}
+
+/* Other than its default: "local": true, but "wait": false. */
+static inline bool proto_acq_given_BOOL (const bool *v, const bool *dflt, long long min)
+{
+    (void) min;
+    return *v != *dflt;
+}
+
+static inline bool proto_acq_given_NAME (char *const *v, char *const *dflt, long long min)
+{
+    (void) dflt, (void) min;
+    return *v != NULL;
+}
+
+static inline bool proto_acq_given_ARGV (char **const *v, char **const *dflt, long long min)
+{
+    (void) dflt, (void) min;
+    return *v != NULL;
+}
+
+/* Not negative: -1 is "none" (no timeout, ttl or stated duration). */
+static inline bool proto_acq_given_SECONDS (const double *v, const double *dflt,
+                                            long long min)
+{
+    (void) dflt, (void) min;
+    return *v >= 0;
+}
 
 #endif
