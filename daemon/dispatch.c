@@ -48,7 +48,7 @@ static void handle_resources (struct conn *c, struct proto_request *req)
     struct berthd *d = c->d;
     json_t *body;
     if (req->resources.lease) {
-        struct lease *ls = lease_lookup (d, req->resources.lease);
+        struct lease *ls = lease_book_lookup (d->book, req->resources.lease);
         if (!ls) {
             conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s' "
                              "(released leases are gone)",
@@ -103,7 +103,7 @@ static void drain_timeout_cb (evutil_socket_t fd, short what, void *arg)
     (void) what;
     struct berthd *d = arg;
     log_msg (LOG_WARNING, "drain timeout (%.0f s): ending the %zu leases "
-             "still held", d->cfg.drain_timeout, idmap_count (d->leases));
+             "still held", d->cfg.drain_timeout, lease_book_count (d->book));
     lease_end_all (d, "forced");
     berthd_check_drained (d);
 }
@@ -114,7 +114,7 @@ void dispatch_shutdown (struct berthd *d, bool force)
         d->draining = true;
         log_msg (LOG_NOTICE, "%s: %zu leases held, %d requests waiting",
                  force ? "shutting down now" : "draining",
-                 idmap_count (d->leases), d->npending);
+                 lease_book_count (d->book), d->npending);
         notify_stopping (d);
         queue_refuse_all (d, PROTO_ERR_SHUTTING_DOWN, "berthd is shutting "
                           "down; no new leases");

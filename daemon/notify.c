@@ -23,7 +23,7 @@ static void send_status (struct berthd *d, const char *extra)
     }
     sd_notifyf (0, "%sSTATUS=%s%zu leases, %d waiting, %ld of %ld cores "
                 "free, %d connections", extra, d->draining ? "draining: " : "",
-                idmap_count (d->leases), d->npending, free_cores, cores,
+                lease_book_count (d->book), d->npending, free_cores, cores,
                 d->nconns);
 }
 

@@ -30,7 +30,8 @@ static void find_unanswered (void *value, void *arg)
 {
     struct lease *ls = value;
     struct unanswered *u = arg;
-    if (!u->found && !ls->conn && ls->request && ls->peer_pid == u->c->pid
+    if (!u->found && !lease_book_holder (u->c->d->book, ls->id) && ls->request
+        && ls->peer_pid == u->c->pid
         && ls->uid == u->c->uid
         && (!ls->peer_start || !u->start || ls->peer_start == u->start)
         && json_equal (ls->request, u->id))
@@ -46,13 +47,15 @@ static int answer_again (struct conn *c, struct proto_request *req)
     struct berthd *d = c->d;
     struct unanswered u = { c, req->id, conn_peer_start (c), NULL };
     berth_error_t err;
-    idmap_each (d->leases, find_unanswered, &u);
+    size_t pos = 0;
+    for (struct lease *ls; !u.found && (ls = lease_book_next (d->book, &pos));)
+        find_unanswered (ls, &u);
     struct lease *ls = u.found;
-    if (!ls || (!ls->detached && c->nleases >= d->cfg.max_leases_per_conn)
-        || lease_env (d, ls, &err) < 0)
+    if (!ls || (!ls->detached
+                && lease_book_held (d->book, c) >= (size_t) d->cfg.max_leases_per_conn)
+        || lease_env (d, ls, &err) < 0
+        || (!ls->detached && lease_rebind (d, c, ls, &err) < 0))
         return 0;
-    if (!ls->detached)
-        lease_rebind (d, c, ls);
     log_msg (LOG_INFO, "%s answers a request sent again after the restart "
              "(its reply was lost)", ls->name);
     struct proto_lease pl;
@@ -76,10 +79,10 @@ void handle_acquire (struct conn *c, struct proto_request *req)
     /* a stated duration is checked against the job's end: wait for it */
     if (a->duration >= 0 && jobend_wait (c))
         return;
-    if (!a->detach && c->nleases >= d->cfg.max_leases_per_conn) {
+    if (!a->detach && lease_book_held (d->book, c) >= (size_t) d->cfg.max_leases_per_conn) {
         conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some or detach them",
-                         c->nleases);
+                         (int) lease_book_held (d->book, c));
         return;
     }
     if (a->resume && answer_again (c, req))
@@ -126,7 +129,8 @@ void handle_acquire (struct conn *c, struct proto_request *req)
     /* Sent again after a restart: its place is the one berthd recorded for
      * this process (never a time the client states); none: a new arrival. */
     struct place pl;
-    if (a->resume && journal_take_place (d, c, &pl) == 0) {
+    if (a->resume && journal_take_place (d->journal, c->pid, c->uid,
+                                         conn_peer_start (c), &pl) == 0) {
         p->wait_id = pl.wait_id;
         p->resumed = true;
         p->since = pl.since < p->since ? pl.since : p->since;
@@ -140,17 +144,18 @@ void handle_release (struct conn *c, struct proto_request *req)
 {
     struct berthd *d = c->d;
     const char *name = req->release.lease;
-    struct lease *ls = lease_lookup (d, name);
+    struct lease *ls = lease_book_lookup (d->book, name);
     if (!ls) {
         conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
                          "was never granted or is already released", name);
         return;
     }
-    if (ls->conn && ls->conn != c) {
+    struct conn *holder = lease_book_holder (d->book, ls->id);
+    if (holder && holder != c) {
         conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
                          "to another connection (pid %d); acquire it with "
                          "\"detach\": true to share it", name,
-                         (int) ls->conn->pid);
+                         (int) ls->peer_pid);
         return;
     }
     char id[sizeof (ls->name)];
@@ -171,7 +176,7 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
 {
     struct berthd *d = c->d;
     const char *name = req->reclaim.lease;
-    struct lease *ls = lease_lookup (d, name);
+    struct lease *ls = lease_book_lookup (d->book, name);
     if (!ls) {
         conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
                          "was never granted, is already released, or was "
@@ -186,17 +191,18 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
                          name);
         return;
     }
-    if (ls->conn && ls->conn != c) {
+    struct conn *holder = lease_book_holder (d->book, ls->id);
+    if (holder && holder != c) {
         conn_send_error (c, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' is held "
                          "by another open connection (pid %d); only a lease "
                          "orphaned by a restart of berthd can be reclaimed",
-                         name, (int) ls->conn->pid);
+                         name, (int) ls->peer_pid);
         return;
     }
-    if (!ls->conn && c->nleases >= d->cfg.max_leases_per_conn) {
+    if (!holder && lease_book_held (d->book, c) >= (size_t) d->cfg.max_leases_per_conn) {
         conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some first",
-                         c->nleases);
+                         (int) lease_book_held (d->book, c));
         return;
     }
     /* the reply carries the env: built once the reclaim is accepted, and
@@ -206,8 +212,10 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
         conn_send_error (c, req->id, err.code, "%s", err.text);
         return;
     }
-    if (!ls->conn)
-        lease_rebind (d, c, ls);
+    if (!holder && lease_rebind (d, c, ls, &err) < 0) {
+        conn_send_error (c, req->id, PROTO_ERR_INTERNAL, "%s", err.text);
+        return;
+    }
     struct proto_lease pl;
     lease_to_proto (ls, true, &pl);
     conn_send (c, proto_acquire_reply (req->id, &pl));
@@ -227,7 +235,7 @@ void handle_placed (struct conn *c, struct proto_request *req)
 {
     struct berthd *d = c->d;
     const char *name = req->placed.lease;
-    struct lease *ls = lease_lookup (d, name);
+    struct lease *ls = lease_book_lookup (d->book, name);
     int n = req->placed.ncores, *ids = req->placed.cores;
     if (!ls) {
         conn_send_error (c, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "

@@ -16,7 +16,7 @@ void pending_free (struct pending *p)
     if (!p)
         return;
     if (p->wait_id)
-        journal_unwait (p->conn->d, p);
+        journal_unwait (p->conn->d->journal, p->wait_id);
     if (p->timer)
         event_free (p->timer);
     json_decref (p->id);
@@ -255,7 +255,8 @@ void queue_submit (struct berthd *d, struct pending *p)
     }
     /* it waits: journaled, so that a restart can give its place back */
     if (!p->wait_id)
-        journal_wait (d, p);
+        p->wait_id = journal_wait (d->journal, p->since, p->conn->pid,
+                                   conn_peer_start (p->conn), p->conn->uid);
     events_emit (d, proto_event_waited (now_wall (), p->acq.step.label,
                                         entry_of (d, p->ticket, &info) == 0
                                         ? info.position : 0, reason));

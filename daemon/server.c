@@ -53,7 +53,7 @@ static void conn_drop_holdings (struct conn *c)
 {
     if (c->pending)
         queue_conn_closed (c);
-    if (c->leases)
+    if (lease_book_held (c->d->book, c))
         leases_conn_closed (c);
 }
 
@@ -330,7 +330,7 @@ static void conn_unpause (struct conn *c)
 static void conn_finish_if_idle (struct conn *c)
 {
     if (c->eof && c->state == CONN_OPEN && !c->paused && !c->pending
-        && !c->leases && !c->watching)
+        && !lease_book_held (c->d->book, c) && !c->watching)
         conn_close_after_write (c);
 }
 
