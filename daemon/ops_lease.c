@@ -52,7 +52,8 @@ static int answer_again (struct conn *c, struct proto_request *req)
         find_unanswered (ls, &u);
     struct lease *ls = u.found;
     if (!ls || (!ls->detached
-                && lease_book_held (d->book, c) >= (size_t) d->cfg.max_leases_per_conn)
+                && lease_book_held (d->book, c)
+                   >= (size_t) d->cfg.max_leases_per_conn)
         || lease_env (d, ls, &err) < 0
         || (!ls->detached && lease_rebind (d, c, ls, &err) < 0))
         return 0;
@@ -79,7 +80,8 @@ void handle_acquire (struct conn *c, struct proto_request *req)
     /* a stated duration is checked against the job's end: wait for it */
     if (a->duration >= 0 && jobend_wait (c))
         return;
-    if (!a->detach && lease_book_held (d->book, c) >= (size_t) d->cfg.max_leases_per_conn) {
+    if (!a->detach && lease_book_held (d->book, c)
+                      >= (size_t) d->cfg.max_leases_per_conn) {
         conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some or detach them",
                          (int) lease_book_held (d->book, c));
@@ -199,7 +201,8 @@ void handle_reclaim (struct conn *c, struct proto_request *req)
                          name, (int) ls->peer_pid);
         return;
     }
-    if (!holder && lease_book_held (d->book, c) >= (size_t) d->cfg.max_leases_per_conn) {
+    if (!holder && lease_book_held (d->book, c)
+                   >= (size_t) d->cfg.max_leases_per_conn) {
         conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some first",
                          (int) lease_book_held (d->book, c));
