@@ -106,7 +106,7 @@ void berthd_stop (struct berthd *d, int code)
 
 void berthd_check_drained (struct berthd *d)
 {
-    if (d->draining && !d->stopping && idmap_count (d->leases) == 0) {
+    if (d->draining && !d->stopping && lease_book_count (d->book) == 0) {
         log_msg (LOG_NOTICE, "drained: no lease left; stopping");
         berthd_stop (d, BERTHD_EXIT_OK);
     }
@@ -464,7 +464,8 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     if (!(d->base = event_base_new ()))
         built = errprintf (err, "cannot create the event loop");
     else if (leases_init (d, err) < 0 || events_open (d, err) < 0
-             || journal_open_ledger (d, err) < 0)
+             || journal_open_ledger (d->journal, d->alloc, &d->ledger,
+                                     &d->empty, err) < 0)
         built = -1;
     launcher_probe_finish (&probe, &d->caps);
     if (built < 0)
@@ -486,7 +487,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     if (notify_init (d) < 0)
         return errprintf (err, "out of memory setting up sd_notify");
     events_allocation (d);
-    if (journal_restore_leases (d, err) < 0
+    if (journal_restore_leases (d->journal, d->book, d->watch, err) < 0
         || !(d->server = server_create (d, err)))
         return -1;
     /* events reach watchers, and the job's end resumes requests, through
@@ -498,27 +499,18 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     return 0;
 }
 
-static void free_lease (void *value, void *arg)
-{
-    lease_free (arg, value);
-}
-
 static void teardown (struct berthd *d)
 {
     server_destroy (d->server);
     d->server = NULL;
-    if (d->leases) {
-        idmap_each (d->leases, free_lease, d);
-        idmap_destroy (d->leases);
-    }
     queue_destroy (d->queue);
     jobend_close (d);
     events_close (d);
-    journal_close (d);
+    leases_close (d);
     ledger_destroy (d->ledger);
     ledger_destroy (d->empty);
     struct event *evs[] = { d->drain_timer, d->status_ev,
-                            d->watchdog_ev, d->poll_ev, d->sig_ev[0],
+                            d->watchdog_ev, d->sig_ev[0],
                             d->sig_ev[1], d->sig_ev[2] };
     for (size_t i = 0; i < sizeof (evs) / sizeof (evs[0]); i++)
         if (evs[i])
@@ -579,7 +571,7 @@ int main (int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp (argv[i], "--print-env") == 0)
             print_env = true;
-    d.events_fd = d.journal_fd = -1;
+    d.events_fd = -1;
     int rc = parse_options (argc, argv, &d.cfg, &err);
     if (rc > 0)
         return 0;

@@ -21,12 +21,17 @@
 #include "deadline.h"
 #include "error.h"
 #include "idmap.h"
+#include "journal.h"
 #include "launcher.h"
+#include "lease_book.h"
 #include "lease_text.h"
+#include "lease_watch.h"
 #include "ledger.h"
+#include "log.h"
 #include "machine.h"
 #include "render.h"
 #include "step.h"
+#include "timeval.h"
 #include "waitqueue.h"
 
 /* berthd's exit codes (berthd(8), EXIT STATUS). */
@@ -90,7 +95,10 @@ struct berthd {
     const char *gpu_var;          /* visible-devices variable of the local
                                      node, NULL when it has no GPUs */
 
-    struct idmap *leases;         /* lease id -> struct lease */
+    struct lease_book *book;      /* the leases, and which client holds
+                                     each (the holder key: struct client *) */
+    struct lease_watch *watch;    /* their ttls, owners, restored holders */
+    struct journal *journal;
     char socket_path[108];
     char state_dir[PATH_MAX];
     /* Where events go live, and who hears that the job's end is known (the
@@ -99,35 +107,15 @@ struct berthd {
     void (*end_known) (void *arg);
     void *sink_arg;
 
-    int events_fd, journal_fd;
-    char journal_path[PATH_MAX + 32];
-    off_t journal_size;           /* bytes of whole records */
-    int journal_records;          /* records in the file */
-    int journal_retry;            /* no compaction before this many records
-                                     (after one failed) */
-    bool journal_dirty;           /* a record could not be written: rewrite
-                                     the journal before the next grant */
-    unsigned long journal_compactions;
-    json_t *journal_start;        /* its first record, for rewrites */
+    int events_fd;
     struct evbuffer *events_buf;  /* events not yet in the log */
     struct event *events_ev;      /* writes them out soon */
-    json_t *journal_live;         /* grant records to restore at start */
-    json_t *journal_waits;        /* and wait records, as places */
-    struct place *places;         /* places not yet taken back */
-    int nplaces;
-    uint64_t next_wait;           /* the next wait record's id */
-    struct event *places_ev;      /* drops them after the reclaim grace */
-    int *journal_lines;           /* and their line numbers */
-    double journal_opened;        /* monotonic, for the restore time */
-    struct event *compact_ev;
     off_t events_start;           /* where this run's events begin */
 
     double started;               /* wall clock */
     bool draining, stopping;
     int exit_code;
-    struct event *drain_timer, *status_ev, *watchdog_ev, *poll_ev,
-                 *sig_ev[4];
-    int npolled;                  /* leases whose owner is polled */
+    struct event *drain_timer, *status_ev, *watchdog_ev, *sig_ev[4];
 
     /* The job's end (jobend.c): learnt lazily, asked of the scheduler at
      * most once, off the loop. */
@@ -137,70 +125,16 @@ struct berthd {
     struct jobend_query *job_end_query;   /* while JOBEND_ASKING */
 };
 
-/* A request that waited when berthd went away, as the journal recorded it:
- * an acquire with "resume" from the same process takes its place back. */
-struct place {
-    uint64_t wait_id;
-    double since;                 /* wall clock */
-    pid_t pid;
-    uint64_t start;               /* 0: unknown */
-    uid_t uid;
-};
-
-struct lease {
-    uint64_t id;
-    char name[32];
-    struct client *holder;        /* holder of a connection-bound lease;
-                                     NULL when detached or orphaned */
-    bool detached, local;
-    char *label;
-    struct step_shape shape;
-    enum ledger_layout layout;
-    struct placement placement;
-    struct launch launch;         /* argv NULL: no launch rendered */
-    struct env_set_item *env;
-    int nenv;
-    pid_t peer_pid, owner_pid;
-    uint64_t peer_start;          /* the holder's start time (pidstart.h);
-                                     0: unknown */
-    uid_t uid;
-    double granted;               /* wall clock */
-    double reclaim_by;            /* wall clock: a restored lease whose holder
-                                     cannot be watched is freed then unless
-                                     reclaimed; < 0: none */
-    double expires;               /* wall clock; < 0: no ttl */
-    struct event *ttl_ev, *owner_ev, *grace_ev;
-    int pidfd;                    /* -1: none */
-    pid_t watched;                /* the process whose exit ends the lease:
-                                     its owner, or after a restart the holder
-                                     of an orphaned lease; 0: none */
-    json_t *request;              /* the id of the request it answered, so
-                                     that one sent again after a restart
-                                     whose reply the crash swallowed gets
-                                     it (NULL: unknown) */
-    uint64_t watched_start;       /* its start time, checked by the poll
-                                     (a reused pid is a gone holder); 0: not
-                                     checked */
-    bool polled;                  /* watched is checked by the 1 s poll */
-    struct lease *cprev, *cnext;  /* in conn->leases */
-};
-
-/* berthd.c */
-struct timeval seconds_tv (double s);      /* for libevent timers */
+/* berthd.c (and seconds_tv: timeval.h) */
 void berthd_stop (struct berthd *d, int code);   /* leave the loop */
 void berthd_check_drained (struct berthd *d);
-
-/* log.c: stderr, with syslog priority prefixes when journald reads it. */
-void log_init (void);
-void log_msg (int prio, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
-int log_to_file (const char *path);   /* stderr goes there from now on */
-void log_reopen (void);               /* SIGHUP: reopen that file */
 
 /* event_loop.c */
 void berthd_loop (struct berthd *d);   /* until the base is told to stop */
 
-/* leases.c */
+/* leases.c: the lease lifecycle on the book (lease_book.h), the watch
+ * (lease_watch.h) and the journal (journal.h): grant, the environment, the
+ * ways a lease ends, rebinding an orphaned one. */
 /* A local step that the scheduler places (SCHEDULER mode): launched
  * through srun on berthd's node instead of bound by its client. */
 bool lease_local_launched (const struct berthd *d, const struct lease *ls);
@@ -213,34 +147,17 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason);
 void lease_end_all (struct berthd *d, const char *reason);
 /* Its client went away: its connection-bound leases end. */
 void leases_client_gone (struct berthd *d, struct client *cl);
-/* An orphaned lease bound to cl from now on (it ends when cl goes). */
-void lease_rebind (struct berthd *d, struct client *cl, struct lease *ls);
-/* The process is gone (kill says ESRCH). */
-bool process_gone (pid_t pid);
-struct lease *lease_lookup (struct berthd *d, const char *name);
-/* End ls when process pid exits (pid <= 0: nothing to watch). 0: watched;
- * 1: pid is already gone; -1: out of resources. */
-int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid);
-/* After a restart: hold an orphaned connection-bound lease for as long as
- * its holder (peer_pid, and peer_start when known) lives. 0: watched; 1:
- * the holder is gone (or its pid now names another process); 2: it cannot
- * be watched (no pid: another pid namespace's peer; no pidfd and no /proc
- * entry); -1: out of resources. */
-int lease_watch_holder (struct berthd *d, struct lease *ls);
-void lease_unwatch (struct berthd *d, struct lease *ls);
-int lease_arm_ttl (struct berthd *d, struct lease *ls);
-/* A record of the ledger's lease ll (id, name, shape, layout), watching
- * nothing, with no expiry and no reclaim deadline; the grant and a restart
- * fill in the rest. NULL when out of memory. */
-struct lease *lease_new (const struct ledger_lease *ll);
-void lease_free (struct berthd *d, struct lease *ls);
-/* The lease as the codec describes it (borrowed pointers; do not free). */
-void lease_to_proto (const struct lease *ls, bool with_env,
-                     struct proto_lease *out);
+/* An orphaned lease bound to cl from now on (it ends when cl goes); -1
+ * when out of memory (nothing changed). */
+int lease_rebind (struct berthd *d, struct client *cl, struct lease *ls,
+                  berth_error_t *err);
 /* Build ls's BERTH_* variables unless it has them; -1 when out of memory
  * (ls unchanged). */
 int lease_env (struct berthd *d, struct lease *ls, berth_error_t *err);
+/* The book, the watch and the journal (before journal_open_ledger); freed
+ * by leases_close. */
 int leases_init (struct berthd *d, berth_error_t *err);
+void leases_close (struct berthd *d);
 
 /* status.c */
 json_t *status_allocation (struct berthd *d);
@@ -278,35 +195,6 @@ void events_allocation (struct berthd *d);   /* the "allocation" event */
 void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
 /* The range of the log this run wrote (flushed first): fd is new. */
 int events_history (struct berthd *d, int *fd, off_t *offset, size_t *len);
-
-/* journal.c: grants and releases, restored after a crash, compacted while
- * running. Build the ledgers (d->ledger, d->empty) as the journal left them;
- * then, once the event loop and the queue exist, restore the lease records.
- * journal_grant fails (nothing recorded) when the grant cannot be written;
- * journal_release fails when the release could not be recorded (the journal
- * is then rewritten before the next grant). */
-int journal_open_ledger (struct berthd *d, berth_error_t *err);
-int journal_restore_leases (struct berthd *d, berth_error_t *err);
-int journal_grant (struct berthd *d, const struct lease *ls,
-                   const struct lease_text *lt, const struct waiter *w,
-                   const char *request, berth_error_t *err);
-/* A request that waits in the queue (p->wait_id is set; not recorded when
- * the journal cannot be written: it then only loses its place in a
- * restart), and one that left it ungranted (p->wait_id cleared). */
-void journal_wait (struct berthd *d, struct waiter *w);
-void journal_unwait (struct berthd *d, struct waiter *w);
-/* The place of c's process's earliest request that waited when berthd went
- * away, taken (0), or -1 when it has none. */
-int journal_take_place (struct berthd *d, struct client *cl,
-                        struct place *out);
-/* time: the release's wall clock as json_real_text writes it */
-int journal_release (struct berthd *d, uint64_t id, const char *time,
-                     const char *reason, berth_error_t *err);
-/* A restored lease reclaimed by another process than the one recorded: its
- * new holder, for the next restart. */
-int journal_reclaim (struct berthd *d, const struct lease *ls,
-                     berth_error_t *err);
-void journal_close (struct berthd *d);
 
 /* notify.c: systemd's notification protocol (harmless without it). */
 void notify_ready (struct berthd *d);

@@ -54,7 +54,7 @@ static OP_HANDLER (resources)
     (void) cl;
     json_t *body;
     if (req->resources.lease) {
-        struct lease *ls = lease_lookup (d, req->resources.lease);
+        struct lease *ls = lease_book_lookup (d->book, req->resources.lease);
         if (!ls) {
             return op_error (out, req->id, PROTO_ERR_NOT_FOUND, "no lease "
                              "'%s' (released leases are gone)",
@@ -106,7 +106,7 @@ static void drain_timeout_cb (evutil_socket_t fd, short what, void *arg)
     (void) what;
     struct berthd *d = arg;
     log_msg (LOG_WARNING, "drain timeout (%.0f s): ending the %zu leases "
-             "still held", d->cfg.drain_timeout, idmap_count (d->leases));
+             "still held", d->cfg.drain_timeout, lease_book_count (d->book));
     lease_end_all (d, "forced");
     berthd_check_drained (d);
 }
@@ -117,7 +117,7 @@ void ops_shutdown (struct berthd *d, bool force)
         d->draining = true;
         log_msg (LOG_NOTICE, "%s: %zu leases held, %d requests waiting",
                  force ? "shutting down now" : "draining",
-                 idmap_count (d->leases), queue_waiting (d->queue));
+                 lease_book_count (d->book), queue_waiting (d->queue));
         notify_stopping (d);
         queue_refuse_all (d->queue, PROTO_ERR_SHUTTING_DOWN, "berthd is "
                           "shutting down; no new leases");

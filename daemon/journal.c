@@ -2,7 +2,8 @@
 /* The journal: every grant and
  * release as one JSON line in the state directory (journal.jsonl), written
  * before the client hears of it. The file format, reading and the atomic
- * rewrite are journal_file.c's; this file ties them to the daemon.
+ * rewrite are journal_file.c's; this file is the journal object
+ * (journal.h) that keeps them in step with the ledger and the lease book.
  *
  * After a crash (SIGKILL included) berthd puts back every lease the journal
  * holds, on the very cores, GPUs and memory it was granted, under its id;
@@ -34,56 +35,129 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "berthd.h"
-#include "ops.h"
-#include "queue.h"
+#include <limits.h>
+
+#include "clock.h"
+#include "codec.h"
 #include "hostlist.h"
+#include "idmap.h"
 #include "idset.h"
+#include "journal.h"
 #include "journal_file.h"
+#include "log.h"
 #include "pidstart.h"
+#include "timeval.h"
 
 #define JOURNAL_COMPACT_FACTOR 4
 
-/* ---- records ---- */
-
-static void maybe_compact (struct berthd *d)
-{
-    size_t live = idmap_count (d->leases);
-    if (d->compact_ev && d->journal_records >= d->journal_retry
-        && d->journal_records > d->cfg.journal_records
-        && (size_t) d->journal_records > JOURNAL_COMPACT_FACTOR * (live + 1))
-        event_active (d->compact_ev, 0, 0);
-}
-
-static void append_done (struct berthd *d)
-{
-    d->journal_records++;
-    maybe_compact (d);
-}
-
-static int by_lease_id (const void *a, const void *b)
-{
-    uint64_t x = (*(struct lease *const *) a)->id;
-    uint64_t y = (*(struct lease *const *) b)->id;
-    return x < y ? -1 : x > y;
-}
-
-struct lease_list {
-    struct lease **v;
-    size_t n;
+struct journal {
+    struct journal_config cfg;    /* cfg.state_dir: not kept (path is) */
+    struct event_base *base;
+    lease_ended_fn *ended;        /* a restored lease over already */
+    void *arg;
+    struct ledger *ledger;        /* built here, the caller's */
+    struct lease_book *book;      /* from the restore on, the caller's */
+    struct lease_watch *watch;
+    int fd;                       /* -1: not open */
+    char path[PATH_MAX + 32];
+    off_t size;                   /* bytes of whole records */
+    int records;                  /* records in the file */
+    int retry;                    /* no compaction before this many records
+                                     (after one failed) */
+    bool dirty;                   /* a record could not be written: rewrite
+                                     the journal before the next grant */
+    unsigned long compactions;
+    json_t *start;                /* its first record, for rewrites */
+    json_t *live;                 /* grant records to restore at start */
+    json_t *wait_recs;            /* and wait records, as places */
+    int *lines;                   /* the grants' line numbers */
+    double opened;                /* monotonic, for the restore time */
+    struct place *places;         /* places not yet taken back */
+    int nplaces;
+    struct event *places_ev;      /* drops them after the reclaim grace */
+    /* The requests that wait now under a wait record (wait id -> struct
+     * place with their process's identity), for compaction to write again:
+     * recorded, taken back from a place, until granted or unwaited. */
+    struct idmap *waiting;
+    uint64_t next_wait;           /* the next wait record's id */
+    struct event *compact_ev;
 };
 
-static void list_lease (void *value, void *arg)
+/* ---- the object ---- */
+
+struct journal *journal_create (struct event_base *base,
+                                const struct journal_config *cfg,
+                                lease_ended_fn *ended, void *arg)
 {
-    struct lease_list *l = arg;
-    l->v[l->n++] = value;
+    struct journal *j = calloc (1, sizeof (*j));
+    if (!j || !(j->waiting = idmap_create ())) {
+        free (j);
+        return NULL;
+    }
+    j->cfg = *cfg;
+    j->cfg.state_dir = NULL;
+    snprintf (j->path, sizeof (j->path), "%s/journal.jsonl", cfg->state_dir);
+    j->base = base;
+    j->ended = ended;
+    j->arg = arg;
+    j->fd = -1;
+    j->next_wait = 1;
+    return j;
 }
 
-static char *grant_line (struct berthd *d, const struct lease *ls,
+void journal_destroy (struct journal *j)
+{
+    if (!j)
+        return;
+    if (j->places_ev)
+        event_free (j->places_ev);
+    free (j->places);
+    json_decref (j->wait_recs);
+    if (j->fd >= 0)
+        close (j->fd);
+    if (j->compact_ev)
+        event_free (j->compact_ev);
+    json_decref (j->live);
+    free (j->lines);
+    json_decref (j->start);
+    size_t pos = 0;
+    for (struct place *w; (w = idmap_next (j->waiting, &pos));)
+        free (w);
+    idmap_destroy (j->waiting);
+    free (j);
+}
+
+void journal_stats (const struct journal *j, struct journal_stats *out)
+{
+    *out = (struct journal_stats) { j->path, j->size, j->records,
+                                    j->compactions, j->dirty };
+}
+
+/* ---- records ---- */
+
+static void maybe_compact (struct journal *j)
+{
+    /* before the restore there is nothing to compact from */
+    if (!j->book)
+        return;
+    size_t live = lease_book_count (j->book);
+    if (j->compact_ev && j->records >= j->retry
+        && j->records > j->cfg.max_records
+        && (size_t) j->records > JOURNAL_COMPACT_FACTOR * (live + 1))
+        event_active (j->compact_ev, 0, 0);
+}
+
+static void append_done (struct journal *j)
+{
+    j->records++;
+    maybe_compact (j);
+}
+
+static char *grant_line (struct journal *j, const struct lease *ls,
                          const struct lease_text *lt, uint64_t wait,
                          const char *request, size_t *len)
 {
-    const struct ledger_lease *ll = ledger_lease_find (d->ledger, ls->id);
+    const struct ledger_lease *ll = ledger_lease_find (j->ledger, ls->id);
     if (!ll)
         return NULL;
     char *own = NULL;
@@ -122,22 +196,26 @@ static int put_wait (FILE *f, uint64_t id, double since, pid_t pid,
     return rc;
 }
 
-struct wait_list {
-    FILE *f;
-    int n;
-    bool failed;
-};
-
-static void put_waiter (struct waiter *w, void *arg)
+static int by_id (const void *a, const void *b)
 {
-    struct wait_list *l = arg;
-    if (!w->wait_id || l->failed)
-        return;
-    if (put_wait (l->f, w->wait_id, w->since, w->client->pid,
-                  client_start (w->client), w->client->uid) < 0)
-        l->failed = true;
-    else
-        l->n++;
+    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+    return x < y ? -1 : x > y;
+}
+
+/* The wait ids of the requests waiting now, ascending. NULL when out of
+ * memory. */
+static uint64_t *wait_ids (const struct journal *j, size_t *n)
+{
+    size_t pos = 0, k = 0;
+    uint64_t *v = malloc ((idmap_count (j->waiting) + 1) * sizeof (*v));
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (struct place *w; (w = idmap_next (j->waiting, &pos));)
+        v[k++] = w->wait_id;
+    qsort (v, k, sizeof (*v), by_id);
+    *n = k;
+    return v;
 }
 
 /* Rewrite the journal as the start record and the live grants (without
@@ -146,59 +224,58 @@ static void put_waiter (struct waiter *w, void *arg)
  * are written as text, as the request path writes them: with jansson a
  * compaction of a few hundred leases held every request up for
  * milliseconds. */
-static int compact (struct berthd *d, const struct lease *skip,
-                    const struct waiter *granting, berth_error_t *err)
+static int compact (struct journal *j, const struct lease *skip,
+                    berth_error_t *err)
 {
-    size_t n = idmap_count (d->leases), k = 0, len = 0;
-    struct lease_list l = { malloc ((n + 1) * sizeof (*l.v)), 0 };
-    json_t *start = json_copy (d->journal_start);
+    size_t n = 0, k = 0, len = 0, nw = 0;
+    uint64_t *ids = lease_book_ids (j->book, &n);
+    uint64_t *waits = wait_ids (j, &nw);
+    json_t *start = json_copy (j->start);
     char *text = NULL, *line = NULL;
     FILE *f = open_memstream (&text, &len);
     int rc = -1;
-    if (!l.v || !start || !f
+    if (!ids || !waits || !start || !f
         || json_object_set_new (start, "next_id", json_integer (
-                                (json_int_t) ledger_next_id (d->ledger))) < 0
+                                (json_int_t) ledger_next_id (j->ledger))) < 0
         || json_object_set_new (start, "compacted", json_real (now_wall ())) < 0
         || !(line = proto_line (start)) || fputs (line, f) < 0) {
         errprintf (err, "out of memory");
         goto done;
     }
     k++;
-    idmap_each (d->leases, list_lease, &l);
-    qsort (l.v, l.n, sizeof (*l.v), by_lease_id);
-    for (size_t i = 0; i < l.n; i++) {
-        if (l.v[i] == skip)
+    for (size_t i = 0; i < n; i++) {
+        const struct lease *ls = lease_book_find (j->book, ids[i]);
+        if (!ls || ls == skip)
             continue;
         struct proto_lease pl;
         struct lease_text lt;
         size_t glen = 0;
         char *g = NULL;
-        lease_to_proto (l.v[i], false, &pl);
+        lease_to_proto (ls, false, &pl);
         if (lease_text_build (&pl, &lt) == 0) {
-            g = grant_line (d, l.v[i], &lt, 0, NULL, &glen);
+            g = grant_line (j, ls, &lt, 0, NULL, &glen);
             lease_text_free (&lt);
         }
         bool written = g && fwrite (g, 1, glen, f) == glen;
         free (g);
         if (!written) {
-            errprintf (err, "out of memory recording %s", l.v[i]->name);
+            errprintf (err, "out of memory recording %s", ls->name);
             goto done;
         }
         k++;
     }
-    /* the requests still waiting (and the one being granted, whose grant
-     * record ends its wait), and places not taken back yet */
-    struct wait_list waits = { f, 0, false };
-    if (granting)
-        put_waiter ((struct waiter *) granting, &waits);
-    queue_each (d->queue, put_waiter, &waits);
-    k += waits.n;
-    if (waits.failed) {
-        errprintf (err, "out of memory recording a waiting request");
-        goto done;
+    /* the requests still waiting, and places not taken back yet */
+    for (size_t i = 0; i < nw; i++) {
+        const struct place *w = idmap_get (j->waiting, waits[i]);
+        if (put_wait (f, w->wait_id, w->since, w->pid, w->start,
+                      w->uid) < 0) {
+            errprintf (err, "out of memory recording a waiting request");
+            goto done;
+        }
+        k++;
     }
-    for (int i = 0; i < d->nplaces; i++) {
-        const struct place *pl = &d->places[i];
+    for (int i = 0; i < j->nplaces; i++) {
+        const struct place *pl = &j->places[i];
         if (put_wait (f, pl->wait_id, pl->since, pl->pid, pl->start,
                       pl->uid) < 0) {
             errprintf (err, "out of memory recording a waiting request");
@@ -214,15 +291,15 @@ static int compact (struct berthd *d, const struct lease *skip,
     f = NULL;
     int fd;
     off_t size;
-    if (journal_rewrite_text (d->journal_path, text, len, &fd, &size, err) < 0)
+    if (journal_rewrite_text (j->path, text, len, &fd, &size, err) < 0)
         goto done;
-    close (d->journal_fd);
-    d->journal_fd = fd;
-    d->journal_size = size;
-    d->journal_records = (int) k;
-    d->journal_retry = 0;
-    d->journal_dirty = false;
-    d->journal_compactions++;
+    close (j->fd);
+    j->fd = fd;
+    j->size = size;
+    j->records = (int) k;
+    j->retry = 0;
+    j->dirty = false;
+    j->compactions++;
     rc = 0;
 done:
     if (f)
@@ -230,7 +307,8 @@ done:
     free (text);
     free (line);
     json_decref (start);
-    free (l.v);
+    free (ids);
+    free (waits);
     return rc;
 }
 
@@ -238,95 +316,114 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
     (void) what;
-    struct berthd *d = arg;
+    struct journal *j = arg;
     berth_error_t err;
-    if (compact (d, NULL, NULL, &err) < 0) {
-        if (d->journal_dirty)
+    if (compact (j, NULL, &err) < 0) {
+        if (j->dirty)
             log_msg (LOG_WARNING, "rewriting the journal %s: %s; it lacks a "
                      "release, so it is rewritten before the next grant",
-                     d->journal_path, err.text);
+                     j->path, err.text);
         else
             log_msg (LOG_WARNING, "compacting the journal %s: %s; it keeps "
                      "growing, and is tried again after %d more records",
-                     d->journal_path, err.text, d->cfg.journal_records);
-        d->journal_retry = d->journal_records + d->cfg.journal_records;
+                     j->path, err.text, j->cfg.max_records);
+        j->retry = j->records + j->cfg.max_records;
     }
+}
+
+/* A request that waits from now on under wait record id, for compaction
+ * to write again; -1 when out of memory. */
+static int add_waiting (struct journal *j, const struct place *w)
+{
+    struct place *copy = malloc (sizeof (*copy));
+    if (!copy || idmap_put (j->waiting, w->wait_id, copy) < 0) {
+        free (copy);
+        return -1;
+    }
+    *copy = *w;
+    return 0;
+}
+
+static void drop_waiting (struct journal *j, uint64_t id)
+{
+    free (idmap_remove (j->waiting, id));
 }
 
 /* The grant record as a line, written from the lease's text (grant_line,
  * as compact writes it too), without building it as JSON values (that and
  * dumping it were most of what a grant cost). */
-int journal_grant (struct berthd *d, const struct lease *ls,
-                   const struct lease_text *lt, const struct waiter *w,
+int journal_grant (struct journal *j, const struct lease *ls,
+                   const struct lease_text *lt, uint64_t wait,
                    const char *request, berth_error_t *err)
 {
     berth_error_t why;
-    uint64_t wait = w ? w->wait_id : 0;
-    if (d->journal_dirty && compact (d, ls, w, &why) < 0)
+    if (j->dirty && compact (j, ls, &why) < 0)
         return errprintf (err, "cannot record the grant of %s: the journal "
                           "%s lacks a release that could not be written, and "
                           "rewriting it failed (%s); the grant is refused, "
                           "as berthd hands out nothing unrecorded (free "
                           "space where the state directory is)", ls->name,
-                          d->journal_path, why.text);
+                          j->path, why.text);
     size_t len = 0;
-    char *line = grant_line (d, ls, lt, wait, request, &len);
+    char *line = grant_line (j, ls, lt, wait, request, &len);
     if (!line)
         return errprintf (err, "out of memory journaling %s", ls->name);
     bool torn = false;
-    int rc = journal_append_line (d->journal_fd, d->journal_path,
-                                  &d->journal_size, line, len, &torn, &why);
+    int rc = journal_append_line (j->fd, j->path,
+                                  &j->size, line, len, &torn, &why);
     /* Out of room: the journal without its released grants may be much
      * smaller (a per-file limit, a quota); rewrite it and try once more. */
     berth_error_t again;
-    if (rc < 0 && !torn && compact (d, ls, w, &again) == 0)
-        rc = journal_append_line (d->journal_fd, d->journal_path,
-                                  &d->journal_size, line, len, &torn, &why);
+    if (rc < 0 && !torn && compact (j, ls, &again) == 0)
+        rc = journal_append_line (j->fd, j->path,
+                                  &j->size, line, len, &torn, &why);
     free (line);
     if (rc < 0) {
         if (torn)
-            d->journal_dirty = true;
+            j->dirty = true;
         return errprintf (err, "cannot record the grant of %s: %s; the grant "
                           "is refused, as berthd hands out nothing "
                           "unrecorded (free space where the state directory "
                           "is)", ls->name, why.text);
     }
-    append_done (d);
+    if (wait)
+        drop_waiting (j, wait);       /* ended by the grant record */
+    append_done (j);
     return 0;
 }
 
-int journal_release (struct berthd *d, uint64_t id, const char *time,
+int journal_release (struct journal *j, uint64_t id, const char *time,
                      const char *reason, berth_error_t *err)
 {
-    if (d->journal_fd < 0)
+    if (j->fd < 0)
         return 0;
     bool torn = false;
     size_t len = 0;
     char *line = release_record_line (id, time, reason, &len);
-    int rc = line ? journal_append_line (d->journal_fd, d->journal_path,
-                                         &d->journal_size, line, len, &torn,
+    int rc = line ? journal_append_line (j->fd, j->path,
+                                         &j->size, line, len, &torn,
                                          err)
                   : errprintf (err, "out of memory writing to the journal %s",
-                               d->journal_path);
+                               j->path);
     free (line);
     if (rc < 0) {
         /* The lease ends anyway; the journal is rewritten from the live
          * leases soon (if there is room by then) and at the latest before
          * anything else is granted. */
-        d->journal_dirty = true;
-        if (d->compact_ev)
-            event_active (d->compact_ev, 0, 0);
+        j->dirty = true;
+        if (j->compact_ev)
+            event_active (j->compact_ev, 0, 0);
         return errprefix (err, "L%llu ends unrecorded: ",
                           (unsigned long long) id);
     }
-    append_done (d);
+    append_done (j);
     return 0;
 }
 
-int journal_reclaim (struct berthd *d, const struct lease *ls,
+int journal_reclaim (struct journal *j, const struct lease *ls,
                      berth_error_t *err)
 {
-    if (d->journal_fd < 0)
+    if (j->fd < 0)
         return 0;
     bool torn = false;
     json_t *rec = json_pack ("{s:s s:I s:f s:i s:I}", "op", "reclaim", "id",
@@ -336,21 +433,21 @@ int journal_reclaim (struct berthd *d, const struct lease *ls,
     if (!rec)
         return errprintf (err, "out of memory recording the reclaim of %s",
                           ls->name);
-    if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
+    if (journal_append (j->fd, j->path, &j->size, rec,
                         &torn, err) < 0) {
         /* the next compaction writes the grant with its new holder */
-        d->journal_dirty = torn || d->journal_dirty;
+        j->dirty = torn || j->dirty;
         return errprefix (err, "the reclaim of %s is unrecorded (a restart "
                           "before the next compaction watches its old "
                           "holder): ", ls->name);
     }
-    append_done (d);
+    append_done (j);
     return 0;
 }
 
 /* Append a record that only orders the queue: one that cannot be written
  * costs a request its place in a restart, nothing held. */
-static int append_quiet (struct berthd *d, json_t *rec, const char *what)
+static int append_quiet (struct journal *j, json_t *rec, const char *what)
 {
     berth_error_t err;
     bool torn = false;
@@ -358,68 +455,86 @@ static int append_quiet (struct berthd *d, json_t *rec, const char *what)
         log_msg (LOG_WARNING, "out of memory journaling %s", what);
         return -1;
     }
-    if (journal_append (d->journal_fd, d->journal_path, &d->journal_size, rec,
+    if (journal_append (j->fd, j->path, &j->size, rec,
                         &torn, &err) < 0) {
         if (torn)
-            d->journal_dirty = true;
+            j->dirty = true;
         log_msg (LOG_WARNING, "%s is unrecorded: %s", what, err.text);
         return -1;
     }
-    append_done (d);
+    append_done (j);
     return 0;
 }
 
-void journal_wait (struct berthd *d, struct waiter *w)
+uint64_t journal_wait (struct journal *j, double since, pid_t pid,
+                       uint64_t start, uid_t uid)
 {
-    if (d->journal_fd < 0)
-        return;
-    uint64_t id = d->next_wait++;
-    if (append_quiet (d, wait_record (id, w->since, w->client->pid,
-                                      client_start (w->client),
-                                      w->client->uid),
-                      "a waiting request") == 0)
-        w->wait_id = id;
+    if (j->fd < 0)
+        return 0;
+    struct place w = { j->next_wait, since, pid, start, uid };
+    /* kept before it is written, so that a failure leaves nothing behind */
+    if (add_waiting (j, &w) < 0) {
+        log_msg (LOG_WARNING, "out of memory journaling a waiting request");
+        return 0;
+    }
+    j->next_wait++;
+    if (append_quiet (j, wait_record (w.wait_id, since, pid, start, uid),
+                      "a waiting request") < 0) {
+        drop_waiting (j, w.wait_id);
+        return 0;
+    }
+    return w.wait_id;
 }
 
-static void unwait_id (struct berthd *d, uint64_t id)
+static void unwait_id (struct journal *j, uint64_t id)
 {
-    if (d->journal_fd >= 0)
-        append_quiet (d, json_pack ("{s:s s:I s:f}", "op", "unwait", "id",
+    if (j->fd >= 0)
+        append_quiet (j, json_pack ("{s:s s:I s:f}", "op", "unwait", "id",
                                     (json_int_t) id, "time", now_wall ()),
                       "the end of a wait");
 }
 
-void journal_unwait (struct berthd *d, struct waiter *w)
+void journal_unwait (struct journal *j, uint64_t wait_id)
 {
-    unwait_id (d, w->wait_id);
-    w->wait_id = 0;
+    if (!wait_id)
+        return;
+    drop_waiting (j, wait_id);
+    unwait_id (j, wait_id);
 }
 
-static void drop_place (struct berthd *d, int i)
+static void drop_place (struct journal *j, int i)
 {
-    memmove (d->places + i, d->places + i + 1,
-             (size_t) (d->nplaces - i - 1) * sizeof (*d->places));
-    d->nplaces--;
+    memmove (j->places + i, j->places + i + 1,
+             (size_t) (j->nplaces - i - 1) * sizeof (*j->places));
+    j->nplaces--;
 }
 
-int journal_take_place (struct berthd *d, struct client *c, struct place *out)
+int journal_take_place (struct journal *j, pid_t pid, uid_t uid,
+                        uint64_t start, struct place *out)
 {
-    uint64_t start = client_start (c);
     int best = -1;
-    for (int i = 0; i < d->nplaces; i++) {
-        const struct place *pl = &d->places[i];
+    for (int i = 0; i < j->nplaces; i++) {
+        const struct place *pl = &j->places[i];
         /* the same process: pid and uid, and its start time where both
          * are known */
-        if (pl->pid != c->pid || pl->uid != c->uid
+        if (pl->pid != pid || pl->uid != uid
             || (pl->start && start && pl->start != start))
             continue;
-        if (best < 0 || pl->since < d->places[best].since)
+        if (best < 0 || pl->since < j->places[best].since)
             best = i;
     }
     if (best < 0)
         return -1;
-    *out = d->places[best];
-    drop_place (d, best);
+    /* from now on the request's, as one of this process waiting (since:
+     * the earlier of then and now, as the request takes it) */
+    struct place w = j->places[best];
+    double now = now_wall ();
+    w.since = w.since < now ? w.since : now;
+    w.start = start;
+    if (add_waiting (j, &w) < 0)
+        return -1;
+    *out = j->places[best];
+    drop_place (j, best);
     return 0;
 }
 
@@ -427,28 +542,28 @@ static void places_cb (evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
     (void) what;
-    struct berthd *d = arg;
-    if (d->nplaces)
+    struct journal *j = arg;
+    if (j->nplaces)
         log_msg (LOG_INFO, "%d waiting requests from before the restart were "
                  "not sent again within %.0f s: their places are dropped",
-                 d->nplaces, d->cfg.reclaim_grace);
-    while (d->nplaces > 0) {
-        unwait_id (d, d->places[d->nplaces - 1].wait_id);
-        d->nplaces--;
+                 j->nplaces, j->cfg.reclaim_grace);
+    while (j->nplaces > 0) {
+        unwait_id (j, j->places[j->nplaces - 1].wait_id);
+        j->nplaces--;
     }
 }
 
 /* The journal's waiting requests as places for their processes to take
  * back; those whose process is gone are ended now. */
-static int restore_places (struct berthd *d, berth_error_t *err)
+static int restore_places (struct journal *j, berth_error_t *err)
 {
-    size_t i, n = d->journal_waits ? json_array_size (d->journal_waits) : 0;
+    size_t i, n = j->wait_recs ? json_array_size (j->wait_recs) : 0;
     json_t *rec;
     if (n == 0)
         return 0;
-    if (!(d->places = calloc (n, sizeof (*d->places))))
+    if (!(j->places = calloc (n, sizeof (*j->places))))
         return errprintf (err, "out of memory");
-    json_array_foreach (d->journal_waits, i, rec) {
+    json_array_foreach (j->wait_recs, i, rec) {
         json_int_t id, pid, start, uid;
         double since;
         json_unpack (rec, "{s:I s:f s:I s:I s:I}", "id", &id, "time", &since,
@@ -458,45 +573,21 @@ static int restore_places (struct berthd *d, berth_error_t *err)
                     || (start && pidstart_read ((pid_t) pid, &now_start) == 0
                         && now_start != (uint64_t) start);
         if (gone) {
-            unwait_id (d, (uint64_t) id);
+            unwait_id (j, (uint64_t) id);
             continue;
         }
-        d->places[d->nplaces++] = (struct place) {
+        j->places[j->nplaces++] = (struct place) {
             (uint64_t) id, since, (pid_t) pid, (uint64_t) start, (uid_t) uid };
     }
-    struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
-    if (d->nplaces && (!(d->places_ev = evtimer_new (d->base, places_cb, d))
-                       || evtimer_add (d->places_ev, &tv) < 0))
+    struct timeval tv = seconds_tv (j->cfg.reclaim_grace);
+    if (j->nplaces && (!(j->places_ev = evtimer_new (j->base, places_cb, j))
+                       || evtimer_add (j->places_ev, &tv) < 0))
         return errprintf (err, "out of memory");
-    if (d->nplaces)
+    if (j->nplaces)
         log_msg (LOG_NOTICE, "%d requests waited when berthd went away: their "
                  "processes have %.0f s to send them again and take back "
-                 "their places", d->nplaces, d->cfg.reclaim_grace);
+                 "their places", j->nplaces, j->cfg.reclaim_grace);
     return 0;
-}
-
-void journal_close (struct berthd *d)
-{
-    if (d->places_ev)
-        event_free (d->places_ev);
-    d->places_ev = NULL;
-    free (d->places);
-    d->places = NULL;
-    d->nplaces = 0;
-    json_decref (d->journal_waits);
-    d->journal_waits = NULL;
-    if (d->journal_fd >= 0)
-        close (d->journal_fd);
-    d->journal_fd = -1;
-    if (d->compact_ev)
-        event_free (d->compact_ev);
-    d->compact_ev = NULL;
-    json_decref (d->journal_live);
-    d->journal_live = NULL;
-    free (d->journal_lines);
-    d->journal_lines = NULL;
-    json_decref (d->journal_start);
-    d->journal_start = NULL;
 }
 
 /* ---- the ledger's nodes ---- */
@@ -704,7 +795,7 @@ static bool same_placement (const struct placement *a,
 }
 
 /* Put the journal's live leases back into the ledger, as they were held. */
-static int restore_ledger (struct berthd *d, const struct journal_contents *jc,
+static int restore_ledger (struct journal *j, const struct journal_contents *jc,
                            berth_error_t *err)
 {
     size_t i;
@@ -712,116 +803,127 @@ static int restore_ledger (struct berthd *d, const struct journal_contents *jc,
     json_array_foreach (jc->live, i, rec) {
         berth_error_t why;
         struct ledger_lease *ll = journal_grant_lease (rec, &why);
-        int rc = ll ? ledger_restore (d->ledger, ll, &why) : -1;
+        int rc = ll ? ledger_restore (j->ledger, ll, &why) : -1;
         free (ll);
         if (rc < 0)
             return errprintf (err, "journal %s: line %d: the lease cannot be "
                               "restored: %s; move the state directory aside "
-                              "to start with nothing held", d->journal_path,
+                              "to start with nothing held", j->path,
                               jc->live_lines[i], why.text);
     }
-    ledger_raise_next_id (d->ledger, jc->next_id);
+    ledger_raise_next_id (j->ledger, jc->next_id);
     return 0;
 }
 
-int journal_open_ledger (struct berthd *d, berth_error_t *err)
+int journal_open_ledger (struct journal *j, const struct allocation *a,
+                         struct ledger **ledger, struct ledger **empty,
+                         berth_error_t *err)
 {
     char aside[PATH_MAX + 40];
-    snprintf (d->journal_path, sizeof (d->journal_path), "%s/journal.jsonl",
-              d->state_dir);
-    snprintf (aside, sizeof (aside), "%s.prev", d->journal_path);
+    *ledger = *empty = NULL;
+    snprintf (aside, sizeof (aside), "%s.prev", j->path);
     struct journal_contents jc;
     struct specs s = { 0 };
     int rc = -1;
-    d->journal_opened = now_mono ();
-    if (journal_read (d->journal_path, &jc, err) < 0)
+    j->opened = now_mono ();
+    if (journal_read (j->path, &jc, err) < 0)
         return -1;
     if (jc.warning[0])
         log_msg (LOG_WARNING, "%s", jc.warning);
     size_t live = jc.live ? json_array_size (jc.live) : 0;
     size_t waits = jc.waits ? json_array_size (jc.waits) : 0;
     berth_error_t why;
-    bool ours = jc.start && specs_from_start (jc.start, d->alloc, &s,
+    bool ours = jc.start && specs_from_start (jc.start, a, &s,
                                               &why) == 0;
     if (jc.start && !ours && live + waits > 0)
         log_msg (LOG_WARNING, "the journal %s is not this allocation's (%s): "
-                 "setting it aside as %s", d->journal_path, why.text, aside);
+                 "setting it aside as %s", j->path, why.text, aside);
     /* Lease ids go on from where this allocation's journal left them. */
     uint64_t next_id = ours ? jc.next_id : 1;
     bool fresh = !jc.start || !ours || live + waits == 0;
-    d->next_wait = ours ? jc.next_wait : 1;
+    j->next_wait = ours ? jc.next_wait : 1;
     if (fresh) {
         /* Nothing held: a fresh journal with today's figures. */
         specs_free (&s);
-        if (rename (d->journal_path, aside) < 0 && errno != ENOENT) {
+        if (rename (j->path, aside) < 0 && errno != ENOENT) {
             errprintf (err, "cannot set the journal %s aside: %s",
-                       d->journal_path, strerror (errno));
+                       j->path, strerror (errno));
             goto done;
         }
-        if (specs_from_alloc (d->alloc, &s, err) < 0)
+        if (specs_from_alloc (a, &s, err) < 0)
             goto done;
     }
-    if (!(d->ledger = ledger_create (s.v, s.n, s.local, err))
-        || !(d->empty = ledger_create (s.v, s.n, s.local, err)))
+    if (!(j->ledger = ledger_create (s.v, s.n, s.local, err))
+        || !(*empty = ledger_create (s.v, s.n, s.local, err)))
         goto done;
-    if (!fresh && restore_ledger (d, &jc, err) < 0)
+    if (!fresh && restore_ledger (j, &jc, err) < 0)
         goto done;
-    ledger_raise_next_id (d->ledger, next_id);
-    d->journal_fd = open (d->journal_path, O_RDWR | O_APPEND | O_CREAT
+    ledger_raise_next_id (j->ledger, next_id);
+    j->fd = open (j->path, O_RDWR | O_APPEND | O_CREAT
                           | O_CLOEXEC, 0600);
-    if (d->journal_fd < 0) {
-        errprintf (err, "cannot open the journal %s: %s", d->journal_path,
+    if (j->fd < 0) {
+        errprintf (err, "cannot open the journal %s: %s", j->path,
                    strerror (errno));
         goto done;
     }
-    if (!(d->compact_ev = event_new (d->base, -1, 0, compact_cb, d))) {
+    if (!(j->compact_ev = event_new (j->base, -1, 0, compact_cb, j))) {
         errprintf (err, "out of memory");
         goto done;
     }
     if (fresh) {
         bool torn = false;
-        d->journal_size = 0;
-        d->journal_start = start_record (&s, d->alloc->job_id, next_id);
-        if (!d->journal_start) {
+        j->size = 0;
+        j->start = start_record (&s, a->job_id, next_id);
+        if (!j->start) {
             errprintf (err, "out of memory");
             goto done;
         }
-        if (journal_append (d->journal_fd, d->journal_path, &d->journal_size,
-                            json_incref (d->journal_start), &torn, err) < 0)
+        if (journal_append (j->fd, j->path, &j->size,
+                            json_incref (j->start), &torn, err) < 0)
             goto done;
-        d->journal_records = 1;
+        j->records = 1;
     }
     else {
         /* A torn last line is cut off, so that records go on after whole
          * lines. */
-        if (ftruncate (d->journal_fd, jc.good) < 0) {
+        if (ftruncate (j->fd, jc.good) < 0) {
             errprintf (err, "cannot cut the incomplete last line off the "
-                       "journal %s: %s", d->journal_path, strerror (errno));
+                       "journal %s: %s", j->path, strerror (errno));
             goto done;
         }
-        d->journal_size = jc.good;
-        d->journal_records = jc.records;
-        d->journal_start = json_incref (jc.start);
-        d->journal_live = json_incref (jc.live);
-        d->journal_waits = json_incref (jc.waits);
-        d->journal_lines = jc.live_lines;
+        j->size = jc.good;
+        j->records = jc.records;
+        j->start = json_incref (jc.start);
+        j->live = json_incref (jc.live);
+        j->wait_recs = json_incref (jc.waits);
+        j->lines = jc.live_lines;
         jc.live_lines = NULL;
     }
+    *ledger = j->ledger;
     rc = 0;
 done:
+    if (rc < 0) {
+        /* as it was before: nothing open, nothing built */
+        ledger_destroy (j->ledger);
+        ledger_destroy (*empty);
+        j->ledger = *empty = NULL;
+        if (j->fd >= 0)
+            close (j->fd);
+        j->fd = -1;
+        if (j->compact_ev)
+            event_free (j->compact_ev);
+        j->compact_ev = NULL;
+        json_decref (j->start);
+        j->start = NULL;
+    }
     journal_contents_free (&jc);
     specs_free (&s);
     return rc;
 }
 
-static void grace_cb (evutil_socket_t fd, short what, void *arg)
-{
-    (void) fd;
-    (void) what;
-    lease_end (NULL, arg, "disconnected");
-}
-
-static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
+/* One grant record back into the book, watched; *endnow: its id when it is
+ * over already (*reason says why), else 0. */
+static int restore (struct journal *j, json_t *rec, uint64_t *endnow,
                     const char **reason, berth_error_t *err)
 {
     json_int_t id = json_integer_value (json_object_get (rec, "id"));
@@ -830,7 +932,7 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     json_int_t peer_start = 0;      /* journals of berthd 0.1 have none */
     double granted;
     struct proto_lease pl;
-    *endnow = NULL;
+    *endnow = 0;
     if (json_unpack (rec, "{s:f s:b s:o s:i s:i s?I s:i s:o}", "time",
                      &granted, "detached", &detached, "expires", &expires,
                      "owner", &owner, "peer_pid", &peer, "peer_start",
@@ -841,7 +943,7 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
                           "(or has a negative peer_start)", (long long) id);
     if (proto_decode_lease (lj, &pl, err) < 0)
         return errprefix (err, "the lease of L%lld: ", (long long) id);
-    const struct ledger_lease *ll = ledger_lease_find (d->ledger, (uint64_t) id);
+    const struct ledger_lease *ll = ledger_lease_find (j->ledger, (uint64_t) id);
     struct lease *ls = ll ? lease_new (ll) : NULL;
     if (!ls) {
         proto_lease_free (&pl);
@@ -854,7 +956,7 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     ls->peer_start = (uint64_t) peer_start;
     json_t *rq = json_object_get (rec, "request");
     if (rq && !json_is_integer (rq) && !json_is_string (rq)) {
-        free (ls);
+        lease_free (ls);
         proto_lease_free (&pl);
         return errprintf (err, "the grant record of L%lld has a request id "
                           "that is neither an integer nor a string",
@@ -872,14 +974,14 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
     memset (&pl.launch, 0, sizeof (pl.launch));
     pl.env = NULL;
     pl.nenv = 0;
-    int rc = ledger_lease_placement (d->ledger, ll, &ls->placement, err);
+    int rc = ledger_lease_placement (j->ledger, ll, &ls->placement, err);
     if (rc == 0 && !same_placement (&ls->placement, &pl.placement))
         rc = errprintf (err, "L%lld holds other cores in the ledger than its "
                         "lease names", (long long) id);
     proto_lease_free (&pl);
-    if (rc < 0 || idmap_put (d->leases, ls->id, ls) < 0) {
-        lease_free (d, ls);
-        return rc < 0 ? -1 : errprintf (err, "out of memory");
+    if (rc < 0 || lease_book_add (j->book, ls, err) < 0) {
+        lease_free (ls);
+        return -1;
     }
     if (!ls->detached) {
         /* Its connection died with the old daemon, not its holder: the step
@@ -887,47 +989,49 @@ static int restore (struct berthd *d, json_t *rec, struct lease **endnow,
          * holder process lives (it reclaims it by id when it reconnects),
          * and ends with it. Only a holder berthd cannot watch gets the
          * grace period to reclaim it in. */
-        int w = lease_watch_holder (d, ls);
+        int w = lease_watch_holder (j->watch, ls->id, ls->peer_pid,
+                                    ls->peer_start);
         if (w == 1) {
-            *endnow = ls;
+            *endnow = ls->id;
             *reason = "disconnected";
             return 0;
         }
         if (w < 0)
             return errprintf (err, "out of memory");
         if (w == 2) {
-            struct timeval tv = seconds_tv (d->cfg.reclaim_grace);
-            ls->reclaim_by = now_wall () + d->cfg.reclaim_grace;
-            if (!(ls->grace_ev = evtimer_new (d->base, grace_cb, ls))
-                || evtimer_add (ls->grace_ev, &tv) < 0)
+            ls->reclaim_by = now_wall () + j->cfg.reclaim_grace;
+            if (lease_watch_grace (j->watch, ls->id, j->cfg.reclaim_grace) < 0)
                 return errprintf (err, "out of memory");
             log_msg (LOG_WARNING, "%s: its holder (pid %d) cannot be watched "
                      "from here (another pid namespace, or neither pidfd nor "
                      "/proc): it is freed in %.0f s unless reclaimed",
-                     ls->name, (int) ls->peer_pid, d->cfg.reclaim_grace);
+                     ls->name, (int) ls->peer_pid, j->cfg.reclaim_grace);
         }
         return 0;
     }
     if (ls->expires >= 0 && ls->expires <= now_wall ()) {
-        *endnow = ls;
+        *endnow = ls->id;
         *reason = "expired";
         return 0;
     }
-    int w = lease_watch_pid (d, ls, ls->owner_pid);
+    int w = lease_watch_pid (j->watch, ls->id, ls->owner_pid, true);
     if (w == 1) {
-        *endnow = ls;
+        *endnow = ls->id;
         *reason = "owner_exited";
         return 0;
     }
-    if (w < 0 || lease_arm_ttl (d, ls) < 0)
+    if (w < 0 || lease_watch_ttl (j->watch, ls->id, ls->expires) < 0)
         return errprintf (err, "out of memory");
     return 0;
 }
 
-int journal_restore_leases (struct berthd *d, berth_error_t *err)
+int journal_restore_leases (struct journal *j, struct lease_book *book,
+                            struct lease_watch *watch, berth_error_t *err)
 {
-    size_t nlive = d->journal_live ? json_array_size (d->journal_live) : 0;
-    struct lease **endnow = calloc (nlive + 1, sizeof (*endnow));
+    size_t nlive = j->live ? json_array_size (j->live) : 0;
+    j->book = book;
+    j->watch = watch;
+    uint64_t *endnow = calloc (nlive + 1, sizeof (*endnow));
     const char **reasons = calloc (nlive + 1, sizeof (*reasons));
     size_t i, n = 0, orphaned = 0, unwatched = 0;
     json_t *rec;
@@ -936,47 +1040,44 @@ int journal_restore_leases (struct berthd *d, berth_error_t *err)
         errprintf (err, "out of memory");
         goto done;
     }
-    json_array_foreach (d->journal_live, i, rec) {
-        if (restore (d, rec, &endnow[n], &reasons[n], err) < 0) {
-            errprefix (err, "journal %s: line %d: ", d->journal_path,
-                       d->journal_lines[i]);
+    json_array_foreach (j->live, i, rec) {
+        if (restore (j, rec, &endnow[n], &reasons[n], err) < 0) {
+            errprefix (err, "journal %s: line %d: ", j->path,
+                       j->lines[i]);
             goto done;
         }
         if (endnow[n])
             n++;
     }
-    size_t restored = idmap_count (d->leases);
+    size_t restored = lease_book_count (book);
+    /* each is ended by the caller: released, journaled, told */
     for (i = 0; i < n; i++)
-        lease_end (d, endnow[i], reasons[i]);
+        j->ended (endnow[i], reasons[i], j->arg);
     if (restored) {
-        struct lease_list l = { malloc ((restored + 1) * sizeof (*l.v)), 0 };
-        if (l.v) {
-            idmap_each (d->leases, list_lease, &l);
-            for (i = 0; i < l.n; i++) {
-                orphaned += !l.v[i]->detached;
-                unwatched += l.v[i]->grace_ev != NULL;
-            }
-            free (l.v);
+        size_t pos = 0;
+        for (struct lease *ls; (ls = lease_book_next (book, &pos));) {
+            orphaned += !ls->detached;
+            unwatched += lease_watch_in_grace (watch, ls->id);
         }
         log_msg (LOG_NOTICE, "restored %zu leases from the journal in %.0f "
                  "ms: %zu ended since (ttl, owner or holder gone); %zu "
                  "connection-bound leases are held while their holders live, "
                  "%zu whose holders cannot be watched wait %.0f s for them "
                  "to reclaim them", restored,
-                 (now_mono () - d->journal_opened) * 1000, n,
-                 orphaned - unwatched, unwatched, d->cfg.reclaim_grace);
+                 (now_mono () - j->opened) * 1000, n,
+                 orphaned - unwatched, unwatched, j->cfg.reclaim_grace);
     }
-    if (restore_places (d, err) < 0)
+    if (restore_places (j, err) < 0)
         goto done;
     /* A journal read back may be long: compact it now if it is due. */
-    maybe_compact (d);
+    maybe_compact (j);
     rc = 0;
 done:
     free (endnow);
     free (reasons);
-    json_decref (d->journal_live);
-    d->journal_live = NULL;
-    free (d->journal_lines);
-    d->journal_lines = NULL;
+    json_decref (j->live);
+    j->live = NULL;
+    free (j->lines);
+    j->lines = NULL;
     return rc;
 }

@@ -1,105 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Leases: the records around the ledger's grants (who holds what, the
- * rendered launch, the step's environment), the grant, and the ways a lease ends: release, its connection closing, its ttl, its owner
- * process exiting, a forced shutdown. Every grant and release is journaled
- * before the client hears of it. */
-#include <errno.h>
-#include <signal.h>
+/* Leases: the lifecycle of the records around the ledger's grants, on the
+ * lease book (who holds what: lease_book.h), the watch (what ends a lease by
+ * itself: lease_watch.h) and the journal (journal.h). The grant (the
+ * rendered launch, the step's environment), and the ways a lease ends:
+ * release, its connection closing, its ttl, its owner process exiting, a
+ * forced shutdown. Every grant and release is journaled before the client
+ * hears of it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <syslog.h>
-#include <unistd.h>
 
 #include "berthd.h"
 #include "ops.h"
 #include "queue.h"
-#include "idset.h"
 #include "pidstart.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
-/* ---- records ---- */
-
-struct lease *lease_new (const struct ledger_lease *ll)
-{
-    struct lease *ls = calloc (1, sizeof (*ls));
-    if (!ls)
-        return NULL;
-    ls->id = ll->id;
-    ledger_lease_name (ll->id, ls->name, sizeof (ls->name));
-    ls->shape = ll->shape;
-    ls->layout = ll->layout;
-    ls->local = ll->shape.local;
-    ls->pidfd = -1;
-    ls->expires = -1;
-    ls->reclaim_by = -1;
-    return ls;
-}
-
-void lease_free (struct berthd *d, struct lease *ls)
-{
-    if (ls->holder) {
-        struct client *c = ls->holder;
-        if (ls->cprev)
-            ls->cprev->cnext = ls->cnext;
-        else
-            c->leases = ls->cnext;
-        if (ls->cnext)
-            ls->cnext->cprev = ls->cprev;
-        c->nleases--;
-    }
-    if (ls->polled)
-        d->npolled--;
-    if (ls->ttl_ev)
-        event_free (ls->ttl_ev);
-    if (ls->owner_ev)
-        event_free (ls->owner_ev);
-    if (ls->grace_ev)
-        event_free (ls->grace_ev);
-    if (ls->pidfd >= 0)
-        close (ls->pidfd);
-    if (idmap_get (d->leases, ls->id) == ls)
-        idmap_remove (d->leases, ls->id);
-    json_decref (ls->request);
-    placement_free (&ls->placement);
-    launch_free (&ls->launch);
-    env_set_free (ls->env, ls->nenv);
-    free (ls->label);
-    free (ls);
-}
-
-struct lease *lease_lookup (struct berthd *d, const char *name)
-{
-    const char *s = name[0] == 'L' ? name + 1 : name;
-    char *end;
-    errno = 0;
-    unsigned long long id = strtoull (s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-' || s[0] == '+')
-        return NULL;
-    return idmap_get (d->leases, id);
-}
-
-void lease_to_proto (const struct lease *ls, bool with_env,
-                     struct proto_lease *out)
-{
-    proto_lease_init (out);
-    out->id = (char *) ls->name;
-    out->label = ls->label;
-    out->placement = ls->placement;
-    out->memory_cap = ls->shape.memory;
-    out->budget_mb = ls->shape.budget;
-    out->launch = ls->launch;
-    if (with_env) {
-        out->env = ls->env;
-        out->nenv = ls->nenv;
-    }
-    out->owner_pid = ls->owner_pid > 0 ? ls->owner_pid : ls->peer_pid;
-    out->granted = ls->granted;
-}
 
 /* ---- what a grant carries: the launch and the environment ---- */
 
@@ -216,191 +131,39 @@ nomem:
                            "the launch of %s", ls->name);
 }
 
-/* ---- ttl, owner process ---- */
-
-static void ttl_cb (evutil_socket_t fd, short what, void *arg)
-{
-    (void) fd;
-    (void) what;
-    struct lease *ls = arg;
-    lease_end (NULL, ls, "expired");
-}
-
-int lease_arm_ttl (struct berthd *d, struct lease *ls)
-{
-    if (ls->expires < 0)
-        return 0;
-    struct timeval tv = seconds_tv (ls->expires - now_wall ());
-    if (!(ls->ttl_ev = evtimer_new (d->base, ttl_cb, ls))
-        || evtimer_add (ls->ttl_ev, &tv) < 0)
-        return -1;
-    return 0;
-}
-
-/* A detached lease's owner exited; or, after a restart, the process that
- * held an orphaned connection-bound lease did, as if it had disconnected. */
-static const char *gone_reason (const struct lease *ls)
-{
-    return ls->detached ? "owner_exited" : "disconnected";
-}
-
-static void owner_cb (evutil_socket_t fd, short what, void *arg)
-{
-    (void) fd;
-    (void) what;
-    struct lease *ls = arg;
-    lease_end (NULL, ls, gone_reason (ls));
-}
-
-bool process_gone (pid_t pid)
-{
-    return kill (pid, 0) < 0 && errno == ESRCH;
-}
-
-/* Gone, or its pid now names a later process (start known and different). */
-static bool watched_gone (const struct lease *ls)
-{
-    uint64_t start;
-    if (process_gone (ls->watched))
-        return true;
-    return ls->watched_start && pidstart_read (ls->watched, &start) == 0
-           && start != ls->watched_start;
-}
-
-struct gone {
-    struct lease **v;
-    int n;
-};
-
-static void collect_gone (void *value, void *arg)
-{
-    struct lease *ls = value;
-    struct gone *g = arg;
-    if (ls->polled && watched_gone (ls))
-        g->v[g->n++] = ls;
-}
-
-/* Where pidfd_open is missing, owners are checked once a second. */
-static void poll_cb (evutil_socket_t fd, short what, void *arg)
-{
-    (void) fd;
-    (void) what;
-    struct berthd *d = arg;
-    struct gone g = { malloc ((size_t) d->npolled * sizeof (*g.v) + 1), 0 };
-    if (!g.v)
-        return;
-    idmap_each (d->leases, collect_gone, &g);
-    for (int i = 0; i < g.n; i++)
-        lease_end (d, g.v[i], gone_reason (g.v[i]));
-    free (g.v);
-    if (d->npolled == 0)
-        evtimer_del (d->poll_ev);
-}
-
-/* ls ends when the pidfd fd (taken) reads ready. */
-static int watch_pidfd (struct berthd *d, struct lease *ls, int fd)
-{
-    ls->pidfd = fd;
-    if (!(ls->owner_ev = event_new (d->base, fd, EV_READ, owner_cb, ls))
-        || event_add (ls->owner_ev, NULL) < 0)
-        return -1;
-    return 0;
-}
-
-/* Without pidfds: ls->watched is checked by the 1 s poll. */
-static int watch_poll (struct berthd *d, struct lease *ls)
-{
-    if (!d->poll_ev
-        && !(d->poll_ev = event_new (d->base, -1, EV_PERSIST, poll_cb, d)))
-        return -1;
-    ls->polled = true;
-    if (d->npolled++ == 0) {
-        struct timeval tv = { 1, 0 };
-        event_add (d->poll_ev, &tv);
-    }
-    return 0;
-}
-
-int lease_watch_pid (struct berthd *d, struct lease *ls, pid_t pid)
-{
-    if (pid <= 0)
-        return 0;
-    ls->watched = pid;
-    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
-    if (fd >= 0)
-        return watch_pidfd (d, ls, fd);
-    if (errno == ESRCH || process_gone (pid))
-        return 1;
-    return watch_poll (d, ls);
-}
-
-int lease_watch_holder (struct berthd *d, struct lease *ls)
-{
-    pid_t pid = ls->peer_pid;
-    if (pid <= 0)
-        return 2;
-    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
-    int fd_errno = errno;
-    uint64_t start;
-    bool known = pidstart_read (pid, &start) == 0;
-    bool no_entry = !known && errno == ENOENT;
-    /* The pidfd names whatever process has the pid now: the start time
-     * says whether that is still the holder. Where /proc cannot tell (not
-     * mounted), the pidfd is trusted. */
-    if ((fd < 0 && fd_errno == ESRCH)
-        || (known && ls->peer_start && start != ls->peer_start)) {
-        if (fd >= 0)
-            close (fd);
-        return 1;
-    }
-    ls->watched = pid;
-    if (fd >= 0)
-        return watch_pidfd (d, ls, fd);
-    if (no_entry) {
-        ls->watched = 0;
-        return process_gone (pid) ? 1 : 2;
-    }
-    ls->watched_start = known ? start : 0;
-    return watch_poll (d, ls);
-}
-
-void lease_unwatch (struct berthd *d, struct lease *ls)
-{
-    if (ls->owner_ev)
-        event_free (ls->owner_ev);
-    ls->owner_ev = NULL;
-    if (ls->pidfd >= 0)
-        close (ls->pidfd);
-    ls->pidfd = -1;
-    if (ls->polled) {
-        ls->polled = false;
-        d->npolled--;
-    }
-    ls->watched = 0;
-    ls->watched_start = 0;
-}
-
 /* ---- grant and end ---- */
 
-static struct berthd *the_daemon;   /* for callbacks that carry a lease */
+/* The watch and a restore say a lease ended by itself. */
+static void lease_ended (uint64_t id, const char *reason, void *arg)
+{
+    struct berthd *d = arg;
+    struct lease *ls = lease_book_find (d->book, id);
+    if (ls)
+        lease_end (d, ls, reason);
+}
 
 int leases_init (struct berthd *d, berth_error_t *err)
 {
-    the_daemon = d;
-    if (!(d->leases = idmap_create ()))
+    struct journal_config jc = { d->state_dir, d->cfg.journal_records,
+                                 d->cfg.reclaim_grace };
+    if (!(d->book = lease_book_create ())
+        || !(d->watch = lease_watch_create (d->base, lease_ended, d))
+        || !(d->journal = journal_create (d->base, &jc, lease_ended, d))) {
+        leases_close (d);
         return errprintf (err, "out of memory");
+    }
     return 0;
 }
 
-static void link_holder (struct lease *ls, struct client *c)
+void leases_close (struct berthd *d)
 {
-    ls->holder = c;
-    ls->cprev = NULL;
-    ls->cnext = c->leases;
-    if (c->leases)
-        c->leases->cprev = ls;
-    c->leases = ls;
-    c->nleases++;
+    /* the watch first: its events name leases of the book */
+    lease_watch_destroy (d->watch);
+    d->watch = NULL;
+    journal_destroy (d->journal);
+    d->journal = NULL;
+    lease_book_destroy (d->book);
+    d->book = NULL;
 }
 
 int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
@@ -449,7 +212,15 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
     }
     if (p->acq.env && lease_env (d, ls, err) < 0)
         goto fail;
-    if (idmap_put (d->leases, id, ls) < 0) {
+    /* in the book, and bound to its connection, before it is journaled:
+     * both can fail, the journal record cannot be taken back */
+    berth_error_t why;
+    if (lease_book_add (d->book, ls, &why) < 0) {
+        errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
+                        "lease");
+        goto fail;
+    }
+    if (!ls->detached && lease_book_bind (d->book, id, p->client, &why) < 0) {
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
                         "lease");
         goto fail;
@@ -466,18 +237,17 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
      * restart, and in the reply */
     char *idtext = json_dumps (p->id, JSON_COMPACT | JSON_ENCODE_ANY);
     ls->request = json_incref (p->id);
-    if (journal_grant (d, ls, &lt, p, idtext, err) < 0) {
+    if (journal_grant (d->journal, ls, &lt, p->wait_id, idtext, err) < 0) {
         free (idtext);
         lease_text_free (&lt);
         err->code = PROTO_ERR_INTERNAL;
         goto fail;
     }
     p->wait_id = 0;            /* ended by the grant record */
-    if (!ls->detached)
-        link_holder (ls, p->client);
     int owner = 0;
-    if ((ls->expires >= 0 && lease_arm_ttl (d, ls) < 0)
-        || (owner = lease_watch_pid (d, ls, ls->owner_pid)) < 0)
+    if (lease_watch_ttl (d->watch, id, ls->expires) < 0
+        || (owner = lease_watch_pid (d->watch, id, ls->owner_pid,
+                                     ls->detached)) < 0)
         log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
                  "only by release", ls->name);
     /* the reply: {"id": ..., "ok": true, <the lease's members>} */
@@ -506,7 +276,9 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
         lease_end (d, ls, "owner_exited");
     return 0;
 fail:
-    lease_free (d, ls);
+    if (lease_book_find (d->book, id) == ls)
+        lease_book_remove (d->book, id);
+    lease_free (ls);
     ledger_release (d->ledger, id, NULL);
     queue_schedule_soon (d->queue);
     return -1;
@@ -515,15 +287,13 @@ fail:
 void lease_end (struct berthd *d, struct lease *ls, const char *reason)
 {
     berth_error_t err;
-    if (!d)
-        d = the_daemon;
     if (ledger_release (d->ledger, ls->id, &err) < 0)
         log_msg (LOG_ERR, "releasing %s: %s", ls->name, err.text);
     /* one time, written once, for the journal and the event */
     double now = now_wall ();
     char when[40];
     json_real_text (now, when, sizeof (when));
-    if (journal_release (d, ls->id, when, reason, &err) < 0)
+    if (journal_release (d->journal, ls->id, when, reason, &err) < 0)
         log_msg (LOG_ERR, "%s", err.text);
     size_t len = 0;
     char *ev = released_event_line_at (when, ls->name, ls->label, reason,
@@ -533,53 +303,53 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason)
     else
         events_emit (d, proto_event_released (now, ls->name, ls->label,
                                               reason));
-    lease_free (d, ls);
+    lease_watch_stop (d->watch, ls->id);
+    lease_free (lease_book_remove (d->book, ls->id));
     queue_schedule_soon (d->queue);
     notify_status_soon (d);
     berthd_check_drained (d);
 }
 
-static void collect_all (void *value, void *arg)
-{
-    struct gone *g = arg;
-    g->v[g->n++] = value;
-}
-
 void lease_end_all (struct berthd *d, const char *reason)
 {
-    struct gone g = { malloc (idmap_count (d->leases) * sizeof (*g.v) + 1), 0 };
-    if (!g.v) {
+    size_t n;
+    uint64_t *ids = lease_book_ids (d->book, &n);
+    if (!ids) {
         log_msg (LOG_ERR, "out of memory ending every lease");
         return;
     }
-    idmap_each (d->leases, collect_all, &g);
-    for (int i = 0; i < g.n; i++)
-        lease_end (d, g.v[i], reason);
-    free (g.v);
+    for (size_t i = 0; i < n; i++) {
+        struct lease *ls = lease_book_find (d->book, ids[i]);
+        if (ls)
+            lease_end (d, ls, reason);
+    }
+    free (ids);
 }
 
 void leases_client_gone (struct berthd *d, struct client *cl)
 {
-    while (cl->leases)
-        lease_end (d, cl->leases, "disconnected");
+    struct lease *ls;
+    while ((ls = lease_book_take (d->book, cl)))
+        lease_end (d, ls, "disconnected");
 }
 
-/* An orphaned lease bound to c from now on (it ends when c closes). */
-void lease_rebind (struct berthd *d, struct client *c, struct lease *ls)
+/* An orphaned lease bound to c from now on (it ends when c goes). */
+int lease_rebind (struct berthd *d, struct client *c, struct lease *ls,
+                  berth_error_t *err)
 {
-    berth_error_t err;
-    if (ls->grace_ev)
-        event_free (ls->grace_ev);
-    ls->grace_ev = NULL;
-    lease_unwatch (d, ls);
+    berth_error_t why;
+    if (lease_book_bind (d->book, ls->id, c, err) < 0)
+        return -1;
+    /* its holder is back: no grace, and no watch (it ends when c closes) */
+    lease_watch_stop (d->watch, ls->id);
     ls->reclaim_by = -1;
     pid_t was = ls->peer_pid;
     ls->peer_pid = c->pid;
     ls->peer_start = client_start (c);
-    link_holder (ls, c);
     /* Another process took it: a later restart must watch that one. */
-    if (was != c->pid && journal_reclaim (d, ls, &err) < 0)
-        log_msg (LOG_WARNING, "%s", err.text);
+    if (was != c->pid && journal_reclaim (d->journal, ls, &why) < 0)
+        log_msg (LOG_WARNING, "%s", why.text);
     log_msg (LOG_INFO, "%s reclaimed by pid %d", ls->name, (int) c->pid);
     notify_status_soon (d);
+    return 0;
 }

@@ -25,8 +25,8 @@ static void send_status (struct berthd *d, const char *extra)
     }
     sd_notifyf (0, "%sSTATUS=%s%zu leases, %d waiting, %ld of %ld cores "
                 "free, %d connections", extra, d->draining ? "draining: " : "",
-                idmap_count (d->leases), queue_waiting (d->queue), free_cores,
-                cores, server_connections (d->server));
+                lease_book_count (d->book), queue_waiting (d->queue),
+                free_cores, cores, server_connections (d->server));
 }
 
 static void status_cb (evutil_socket_t fd, short what, void *arg)

@@ -28,9 +28,8 @@ struct client {
     bool start_read;
     /* A late answer to its waiting request (line stolen). */
     void (*answer) (struct client *cl, char *line, size_t len);
-    struct waiter *waiter;        /* the acquire it waits on, if any */
-    struct lease *leases;         /* its connection-bound leases (leases.c) */
-    int nleases;
+    struct waiter *waiter;        /* the acquire it waits on, if any; which
+                                     leases it holds, the lease book knows */
 };
 
 /* The client's start time, read the first time it is needed (0: unknown). */

@@ -22,6 +22,7 @@ static const char *cut_code (const char *code)
 }
 
 struct unanswered {
+    struct lease_book *book;
     struct client *cl;
     const json_t *id;
     uint64_t start;
@@ -32,7 +33,8 @@ static void find_unanswered (void *value, void *arg)
 {
     struct lease *ls = value;
     struct unanswered *u = arg;
-    if (!u->found && !ls->holder && ls->request && ls->peer_pid == u->cl->pid
+    if (!u->found && !lease_book_holder (u->book, ls->id) && ls->request
+        && ls->peer_pid == u->cl->pid
         && ls->uid == u->cl->uid
         && (!ls->peer_start || !u->start || ls->peer_start == u->start)
         && json_equal (ls->request, u->id))
@@ -46,15 +48,18 @@ static void find_unanswered (void *value, void *arg)
 static int answer_again (struct berthd *d, struct client *cl,
                          struct proto_request *req, struct op_reply *out)
 {
-    struct unanswered u = { cl, req->id, client_start (cl), NULL };
+    struct unanswered u = { d->book, cl, req->id, client_start (cl), NULL };
     berth_error_t err;
-    idmap_each (d->leases, find_unanswered, &u);
+    size_t pos = 0;
+    for (struct lease *ls; !u.found && (ls = lease_book_next (d->book, &pos));)
+        find_unanswered (ls, &u);
     struct lease *ls = u.found;
-    if (!ls || (!ls->detached && cl->nleases >= d->cfg.max_leases_per_conn)
-        || lease_env (d, ls, &err) < 0)
+    if (!ls || (!ls->detached
+                && lease_book_held (d->book, cl)
+                   >= (size_t) d->cfg.max_leases_per_conn)
+        || lease_env (d, ls, &err) < 0
+        || (!ls->detached && lease_rebind (d, cl, ls, &err) < 0))
         return 0;
-    if (!ls->detached)
-        lease_rebind (d, cl, ls);
     log_msg (LOG_INFO, "%s answers a request sent again after the restart "
              "(its reply was lost)", ls->name);
     struct proto_lease pl;
@@ -109,10 +114,11 @@ OP_HANDLER (acquire)
     /* a stated duration is checked against the job's end: wait for it */
     if (a->duration >= 0 && op_needs_end (d))
         return OP_AGAIN;
-    if (!a->detach && cl->nleases >= d->cfg.max_leases_per_conn)
+    if (!a->detach && lease_book_held (d->book, cl)
+                      >= (size_t) d->cfg.max_leases_per_conn)
         return op_error (out, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some or detach them",
-                         cl->nleases);
+                         (int) lease_book_held (d->book, cl));
     if (a->resume && answer_again (d, cl, req, out))
         return OP_ANSWERED;
     if (a->owner_pid > 0 && process_gone (a->owner_pid))
@@ -151,7 +157,8 @@ OP_HANDLER (acquire)
     /* Sent again after a restart: its place is the one berthd recorded for
      * this process (never a time the client states); none: a new arrival. */
     struct place pl;
-    if (a->resume && journal_take_place (d, cl, &pl) == 0) {
+    if (a->resume && journal_take_place (d->journal, cl->pid, cl->uid,
+                                         client_start (cl), &pl) == 0) {
         w->wait_id = pl.wait_id;
         w->resumed = true;
         w->since = pl.since < w->since ? pl.since : w->since;
@@ -177,17 +184,16 @@ OP_HANDLER (acquire)
 OP_HANDLER (release)
 {
     const char *name = req->release.lease;
-    struct lease *ls = lease_lookup (d, name);
-    if (!ls) {
+    struct lease *ls = lease_book_lookup (d->book, name);
+    if (!ls)
         return op_error (out, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
                          "was never granted or is already released", name);
-    }
-    if (ls->holder && ls->holder != cl) {
+    struct client *holder = lease_book_holder (d->book, ls->id);
+    if (holder && holder != cl)
         return op_error (out, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
                          "to another connection (pid %d); acquire it with "
                          "\"detach\": true to share it", name,
-                         (int) ls->holder->pid);
-    }
+                         (int) ls->peer_pid);
     char id[sizeof (ls->name)];
     snprintf (id, sizeof (id), "%s", ls->name);
     lease_end (d, ls, "released");
@@ -203,38 +209,35 @@ OP_HANDLER (release)
 OP_HANDLER (reclaim)
 {
     const char *name = req->reclaim.lease;
-    struct lease *ls = lease_lookup (d, name);
-    if (!ls) {
+    struct lease *ls = lease_book_lookup (d->book, name);
+    if (!ls)
         return op_error (out, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
                          "was never granted, is already released, or was "
                          "freed when no one reclaimed it within %.0f s of "
                          "berthd's restart", name, d->cfg.reclaim_grace);
-    }
-    if (ls->detached) {
+    if (ls->detached)
         return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' "
                          "is detached: it belongs to no connection, so there "
                          "is nothing to reclaim; release it by id when done",
                          name);
-    }
-    if (ls->holder && ls->holder != cl) {
+    struct client *holder = lease_book_holder (d->book, ls->id);
+    if (holder && holder != cl)
         return op_error (out, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' is held "
                          "by another open connection (pid %d); only a lease "
                          "orphaned by a restart of berthd can be reclaimed",
-                         name, (int) ls->holder->pid);
-    }
-    if (!ls->holder && cl->nleases >= d->cfg.max_leases_per_conn) {
+                         name, (int) ls->peer_pid);
+    if (!holder && lease_book_held (d->book, cl)
+                   >= (size_t) d->cfg.max_leases_per_conn)
         return op_error (out, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some first",
-                         cl->nleases);
-    }
+                         (int) lease_book_held (d->book, cl));
     /* the reply carries the env: built once the reclaim is accepted, and
      * before anything changes, so that a failure changes nothing */
     berth_error_t err;
-    if (lease_env (d, ls, &err) < 0) {
+    if (lease_env (d, ls, &err) < 0)
         return op_error (out, req->id, err.code, "%s", err.text);
-    }
-    if (!ls->holder)
-        lease_rebind (d, cl, ls);
+    if (!holder && lease_rebind (d, cl, ls, &err) < 0)
+        return op_error (out, req->id, PROTO_ERR_INTERNAL, "%s", err.text);
     struct proto_lease pl;
     lease_to_proto (ls, true, &pl);
     return op_json (out, proto_acquire_reply (req->id, &pl));
@@ -253,50 +256,43 @@ static int by_value (const void *a, const void *b)
 OP_HANDLER (placed)
 {
     const char *name = req->placed.lease;
-    struct lease *ls = lease_lookup (d, name);
+    struct lease *ls = lease_book_lookup (d->book, name);
     int n = req->placed.ncores, *ids = req->placed.cores;
-    if (!ls) {
+    if (!ls)
         return op_error (out, req->id, PROTO_ERR_NOT_FOUND, "no lease '%s': it "
                          "was never granted or is already released", name);
-    }
-    if (cl->uid != 0 && cl->uid != ls->uid) {
+    if (cl->uid != 0 && cl->uid != ls->uid)
         return op_error (out, req->id, PROTO_ERR_FORBIDDEN, "lease '%s' belongs "
                          "to uid %d, not to this connection's uid %d", name,
                          (int) ls->uid, (int) cl->uid);
-    }
-    if (!lease_local_launched (d, ls)) {
+    if (!lease_local_launched (d, ls))
         return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "lease '%s' is "
                          "%s: berthd chose its cores itself, so there is "
                          "nothing to report", name, ls->local
                          ? "a local step that its client binds" : "not local");
-    }
     struct placement_node *pn = &ls->placement.nodes[0];
     qsort (ids, (size_t) n, sizeof (*ids), by_value);
     for (int i = 1; i < n; i++)
-        if (ids[i] == ids[i - 1]) {
+        if (ids[i] == ids[i - 1])
             return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
                              "cores names CPU %d twice", ids[i]);
-        }
-    if (n != pn->ncores) {
+    if (n != pn->ncores)
         return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
                          "cores reported for %s, which holds %d on %s", n, name,
                          pn->ncores, pn->name);
-    }
     int ng = req->placed.ngpu_ids, *gids = req->placed.gpu_ids;
-    if (ng >= 0 && ng != ls->placement.ngpu_ids) {
+    if (ng >= 0 && ng != ls->placement.ngpu_ids)
         return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: %d "
                          "GPUs reported for %s, which holds %d", ng, name,
                          ls->placement.ngpu_ids);
-    }
     if (ng > 0) {
         int have = d->alloc->nodes[d->alloc->local_node].gpus;
         qsort (gids, (size_t) ng, sizeof (*gids), by_value);
         for (int i = 0; i < ng; i++)
-            if ((i && gids[i] == gids[i - 1]) || gids[i] >= have) {
+            if ((i && gids[i] == gids[i - 1]) || gids[i] >= have)
                 return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
                                  "gpu_ids names GPU %d %s", gids[i], i && gids[i]
                                  == gids[i - 1] ? "twice" : "that the node lacks");
-            }
         memcpy (ls->placement.gpu_ids, gids, (size_t) ng * sizeof (*gids));
     }
     memcpy (pn->cores, ids, (size_t) n * sizeof (*ids));

@@ -10,6 +10,7 @@
 #include <syslog.h>
 
 #include "berthd.h"
+#include "ops.h"
 #include "queue.h"
 
 struct queue {
@@ -58,7 +59,7 @@ void queue_free_waiter (struct queue *q, struct waiter *w)
     if (!w)
         return;
     if (w->wait_id)
-        journal_unwait (q->d, w);
+        journal_unwait (q->d->journal, w->wait_id);
     if (w->timer)
         event_free (w->timer);
     json_decref (w->id);
@@ -306,7 +307,8 @@ enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
     }
     /* it waits: journaled, so that a restart can give its place back */
     if (!w->wait_id)
-        journal_wait (d, w);
+        w->wait_id = journal_wait (d->journal, w->since, w->client->pid,
+                                   client_start (w->client), w->client->uid);
     events_emit (d, proto_event_waited (now_wall (), w->acq.step.label,
                                         entry_of (q, w->ticket, &info) == 0
                                         ? info.position : 0, reason));

@@ -109,7 +109,7 @@ static void conn_advance (struct conn *c, enum conn_state s)
 
 static void conn_drop_holdings (struct conn *c)
 {
-    if (c->cl.waiter || c->cl.leases)
+    if (c->cl.waiter || lease_book_held (c->s->d->book, &c->cl))
         ops_client_gone (c->s->d, &c->cl);
     c->answer_due = false;
 }
@@ -390,7 +390,7 @@ static void conn_unpause (struct conn *c)
 static void conn_finish_if_idle (struct conn *c)
 {
     if (c->eof && c->state == CONN_OPEN && !c->paused && !c->answer_due
-        && !c->cl.leases && !c->watching)
+        && !lease_book_held (c->s->d->book, &c->cl) && !c->watching)
         conn_close_after_write (c);
 }
 

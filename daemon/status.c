@@ -74,23 +74,10 @@ json_t *status_allocation (struct berthd *d)
     return a;
 }
 
-static void lease_ptrs (void *value, void *arg)
-{
-    struct lease ***p = arg;
-    *(*p)++ = value;
-}
-
-static int by_id (const void *a, const void *b)
-{
-    uint64_t x = (*(struct lease *const *) a)->id;
-    uint64_t y = (*(struct lease *const *) b)->id;
-    return x < y ? -1 : x > y;
-}
-
 json_t *status_leases (struct berthd *d)
 {
-    size_t n = idmap_count (d->leases);
-    struct lease **v = malloc ((n + 1) * sizeof (*v)), **p = v;
+    size_t n;
+    uint64_t *v = lease_book_ids (d->book, &n);
     json_t *arr = json_array ();
     double now = now_wall ();
     if (!v || !arr) {
@@ -98,10 +85,9 @@ json_t *status_leases (struct berthd *d)
         json_decref (arr);
         return NULL;
     }
-    idmap_each (d->leases, lease_ptrs, &p);
-    qsort (v, n, sizeof (*v), by_id);
     for (size_t i = 0; i < n; i++) {
-        struct lease *ls = v[i];
+        const struct lease *ls = lease_book_find (d->book, v[i]);
+        bool held = lease_book_holder (d->book, v[i]) != NULL;
         struct proto_lease pl;
         char needs[256];
         lease_to_proto (ls, false, &pl);
@@ -109,11 +95,11 @@ json_t *status_leases (struct berthd *d)
         json_t *o = proto_lease_json (&pl);
         if (!o)
             continue;
-        bool orphaned = !ls->detached && !ls->holder;
+        bool orphaned = !ls->detached && !held;
         json_object_update_new (o, json_pack (
             "{s:f s:s s:b s:s s:i s:i s:o s:s s:o s:o}", "age_s",
             now - ls->granted,
-            "holder", ls->detached ? "detached" : ls->holder ? "connection"
+            "holder", ls->detached ? "detached" : held ? "connection"
                                                            : "orphaned",
             "local", ls->local, "needs", needs, "uid", (int) ls->uid,
             "peer_pid", (int) ls->peer_pid,
@@ -164,6 +150,8 @@ json_t *status_queue (struct berthd *d)
 
 json_t *status_daemon (struct berthd *d)
 {
+    struct journal_stats js;
+    journal_stats (d->journal, &js);
     return json_pack ("{s:s s:i s:f s:f s:s s:s s:b s:i s:I s:i s:{s:i s:f} "
                       "s:s s:s? s:{s:s s:I s:i s:I s:b}}",
                       "version", BERTH_VERSION, "pid", (int) getpid (),
@@ -171,17 +159,17 @@ json_t *status_daemon (struct berthd *d)
                       "socket", d->socket_path, "state_dir", d->state_dir,
                       "draining", d->draining,
                       "connections", server_connections (d->server),
-                      "leases", (json_int_t) idmap_count (d->leases),
+                      "leases", (json_int_t) lease_book_count (d->book),
                       "waiting", queue_waiting (d->queue),
                       "starvation", "overtakes", d->cfg.starvation_overtakes,
                       "seconds", d->cfg.starvation_seconds,
                       "machine", d->machine->name,
                       "job_id", d->alloc->job_id,
-                      "journal", "path", d->journal_path,
-                      "bytes", (json_int_t) d->journal_size,
-                      "records", d->journal_records,
-                      "compactions", (json_int_t) d->journal_compactions,
-                      "dirty", d->journal_dirty);
+                      "journal", "path", js.path,
+                      "bytes", (json_int_t) js.bytes,
+                      "records", js.records,
+                      "compactions", (json_int_t) js.compactions,
+                      "dirty", js.dirty);
 }
 
 /* ---- resources ---- */
