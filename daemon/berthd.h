@@ -20,11 +20,15 @@
 #include "launch_fit.h"
 #include "deadline.h"
 #include "error.h"
+#include "events.h"
 #include "idmap.h"
+#include "jobend.h"
 #include "launcher.h"
 #include "lease_text.h"
 #include "ledger.h"
+#include "log.h"
 #include "machine.h"
+#include "notify.h"
 #include "render.h"
 #include "step.h"
 #include "waitqueue.h"
@@ -66,10 +70,6 @@ struct berthd_config {
 struct conn;
 struct lease;
 struct pending;
-struct jobend_query;
-
-/* What berthd knows of the job's end (jobend.c). */
-enum jobend_state { JOBEND_UNASKED, JOBEND_ASKING, JOBEND_KNOWN };
 
 struct berthd {
     struct berthd_config cfg;
@@ -98,7 +98,7 @@ struct berthd {
     bool own_socket;              /* we bound it: remove it on exit */
     char state_dir[PATH_MAX];
 
-    int events_fd, journal_fd;
+    int journal_fd;
     char journal_path[PATH_MAX + 32];
     off_t journal_size;           /* bytes of whole records */
     int journal_records;          /* records in the file */
@@ -108,8 +108,6 @@ struct berthd {
                                      the journal before the next grant */
     unsigned long journal_compactions;
     json_t *journal_start;        /* its first record, for rewrites */
-    struct evbuffer *events_buf;  /* events not yet in the log */
-    struct event *events_ev;      /* writes them out soon */
     json_t *journal_live;         /* grant records to restore at start */
     json_t *journal_waits;        /* and wait records, as places */
     struct place *places;         /* places not yet taken back */
@@ -119,25 +117,22 @@ struct berthd {
     int *journal_lines;           /* and their line numbers */
     double journal_opened;        /* monotonic, for the restore time */
     struct event *compact_ev;
-    off_t events_start;           /* where this run's events begin */
 
     double started;               /* wall clock */
     bool draining, stopping;
     int exit_code;
-    struct event *drain_timer, *sched_ev, *status_ev, *watchdog_ev,
-                 *poll_ev, *sig_ev[4];
+    struct event *drain_timer, *sched_ev, *poll_ev, *sig_ev[4];
     bool sched_busy;
     int npolled;                  /* leases whose owner is polled */
     int nhalfclosed;              /* connections whose client has shut down
                                      its sending side */
     struct event *hup_ev;         /* checks those once a second */
 
-    /* The job's end (jobend.c): learnt lazily, asked of the scheduler at
-     * most once, off the loop. */
-    double job_end;               /* Unix time; < 0: unknown */
-    enum jobend_state job_end_state;
-    struct deadline_source job_end_src;
-    struct jobend_query *job_end_query;   /* while JOBEND_ASKING */
+    /* The daemon's objects, each with its own header; what they must tell
+     * the daemon goes through the callbacks berthd.c gives them. */
+    struct events *events;        /* the events log (events.h) */
+    struct jobend *jobend;        /* the job's end (jobend.h) */
+    struct notify *notify;        /* systemd's notifications (notify.h) */
 };
 
 /* A connection's life, in order; it only moves forward (server.c), and
@@ -169,7 +164,7 @@ struct conn {
                                      d->nhalfclosed */
     bool awaits_end;              /* its next request needs the job's end,
                                      being asked: it stays unread until then
-                                     (jobend.c) and is served again */
+                                     (conn_await_end) and is served again */
     bool paused;                  /* unread output over CONN_OUTPUT_PAUSE:
                                      its requests wait unread (in any state) */
     bool processing;              /* conn_process is reading its lines (a
@@ -257,13 +252,6 @@ struct timeval seconds_tv (double s);      /* for libevent timers */
 void berthd_stop (struct berthd *d, int code);   /* leave the loop */
 void berthd_check_drained (struct berthd *d);
 
-/* log.c: stderr, with syslog priority prefixes when journald reads it. */
-void log_init (void);
-void log_msg (int prio, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
-int log_to_file (const char *path);   /* stderr goes there from now on */
-void log_reopen (void);               /* SIGHUP: reopen that file */
-
 /* server.c. A connection whose unread output (replies, events) passes
  * CONN_OUTPUT_PAUSE is not served further until its client has read it
  * down; it is closed when it reads none of it for cfg.output_stall seconds,
@@ -280,6 +268,22 @@ void conn_send_error (struct conn *c, json_t *id, const char *code,
                       const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
 void conn_resume (struct conn *c);        /* read further requests soon */
+/* Queue len bytes of file fd from off after what is queued (fd is taken
+ * over): read from the file as it is sent, not held against the output
+ * limit. -1 when it cannot be queued. */
+int conn_send_file (struct conn *c, int fd, off_t off, size_t len);
+/* A handler whose request needs the job's end calls this first and returns
+ * when it says true: the end is being asked (the query started now if it
+ * was not), and the request is served again once it is known
+ * (server_resume_awaiting). False while draining: a drain waits for no
+ * query. */
+bool conn_await_end (struct conn *c);
+/* Serve again the connections whose requests wait for the job's end (its
+ * answer arrived, or berthd drains). */
+void server_resume_awaiting (struct berthd *d);
+/* The events sink (events_set_sink, arg d): each line to the connections
+ * that watch. */
+void server_event_line (void *arg, const char *line, size_t len);
 void conn_kill (struct conn *c);          /* close soon, from the loop */
 void server_flush_all (struct berthd *d);
 void server_free_conns (struct berthd *d);   /* at exit */
@@ -353,34 +357,6 @@ json_t *status_daemon (struct berthd *d);
 json_t *resources_lease (struct berthd *d, const struct lease *ls);
 json_t *resources_allocation (struct berthd *d);
 
-/* jobend.c: the allocation's end, for status and for requests that state
- * a duration. A handler whose request needs the end calls jobend_wait
- * first and returns when it says true: the end is being asked (the query
- * started now if it was not), and the request is served again once it is
- * known. */
-bool jobend_wait (struct conn *c);
-double jobend_get (struct berthd *d);       /* < 0: unknown (or not yet) */
-/* 0: the request may go on (warn gets a warning when the policy is warn and
- * it runs past the end, else ""); -1: refused (err: unsatisfiable). */
-int jobend_admit (struct berthd *d, const struct proto_acquire *a, char *warn,
-                  size_t size, berth_error_t *err);
-/* job_end, time_left_s, job_end_source, deadline_policy members. */
-int jobend_status (struct berthd *d, json_t *allocation);   /* what is known */
-/* A drain waits for no query: requests waiting for the end are served
- * again now (refused, or answered with what is known). */
-void jobend_drain (struct berthd *d);
-void jobend_close (struct berthd *d);   /* at exit (a query left running) */
-
-/* events.c */
-int events_open (struct berthd *d, berth_error_t *err);
-void events_reopen (struct berthd *d);
-void events_close (struct berthd *d);
-void events_flush (struct berthd *d);     /* the log up to date, now */
-void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
-void events_allocation (struct berthd *d);   /* the "allocation" event */
-void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
-int events_history (struct berthd *d, struct conn *c);
-
 /* journal.c: grants and releases, restored after a crash, compacted while
  * running. Build the ledgers (d->ledger, d->empty) as the journal left them;
  * then, once the event loop and the queue exist, restore the lease records.
@@ -408,11 +384,5 @@ int journal_release (struct berthd *d, uint64_t id, const char *time,
 int journal_reclaim (struct berthd *d, const struct lease *ls,
                      berth_error_t *err);
 void journal_close (struct berthd *d);
-
-/* notify.c: systemd's notification protocol (harmless without it). */
-void notify_ready (struct berthd *d);
-void notify_status_soon (struct berthd *d);
-void notify_stopping (struct berthd *d);
-int notify_init (struct berthd *d);
 
 #endif

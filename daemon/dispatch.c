@@ -70,10 +70,10 @@ static void handle_resources (struct conn *c, struct proto_request *req)
 static void handle_status (struct conn *c, struct proto_request *req)
 {
     struct berthd *d = c->d;
-    if (req->status.time_left && jobend_wait (c))
+    if (req->status.time_left && conn_await_end (c))
         return;
     /* whoever sees the state sees a log up to date with it */
-    events_flush (d);
+    events_flush (d->events);
     bool all = !req->status.queue_only;
     json_t *msg = proto_status_reply (req->id, all ? status_allocation (d)
                                                    : NULL,
@@ -89,8 +89,13 @@ static void handle_status (struct conn *c, struct proto_request *req)
 
 static void handle_watch (struct conn *c, struct proto_request *req)
 {
+    int fd;
+    off_t off;
+    size_t len;
     conn_send (c, proto_ok_reply (req->id, NULL));
-    if (req->watch.history && events_history (c->d, c) < 0)
+    if (req->watch.history
+        && (events_history (c->d->events, &fd, &off, &len) < 0
+            || (len > 0 && conn_send_file (c, fd, off, len) < 0)))
         log_msg (LOG_WARNING, "could not replay the events log to a watcher");
     if (!c->watching)
         c->d->nwatchers++;
@@ -115,10 +120,10 @@ void dispatch_shutdown (struct berthd *d, bool force)
         log_msg (LOG_NOTICE, "%s: %zu leases held, %d requests waiting",
                  force ? "shutting down now" : "draining",
                  idmap_count (d->leases), d->npending);
-        notify_stopping (d);
+        notify_stopping (d->notify);
         queue_refuse_all (d, PROTO_ERR_SHUTTING_DOWN, "berthd is shutting "
                           "down; no new leases");
-        jobend_drain (d);
+        server_resume_awaiting (d);   /* a drain waits for no query */
         if (d->cfg.drain_timeout >= 0) {
             d->drain_timer = evtimer_new (d->base, drain_timeout_cb, d);
             struct timeval tv = seconds_tv (d->cfg.drain_timeout);

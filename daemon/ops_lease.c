@@ -74,7 +74,7 @@ void handle_acquire (struct conn *c, struct proto_request *req)
         return;
     }
     /* a stated duration is checked against the job's end: wait for it */
-    if (a->duration >= 0 && jobend_wait (c))
+    if (a->duration >= 0 && conn_await_end (c))
         return;
     if (!a->detach && c->nleases >= d->cfg.max_leases_per_conn) {
         conn_send_error (c, req->id, PROTO_ERR_BUSY, "this connection holds "
@@ -92,14 +92,16 @@ void handle_acquire (struct conn *c, struct proto_request *req)
     if (step_cut_to_fit (&a->step, &d->capacity, &shape, warn, sizeof (warn),
                          &err) < 0) {
         conn_send_error (c, req->id, cut_code (err.code), "%s", err.text);
-        events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
+        events_emit (d->events, proto_event_refused (now_wall (),
+                                                     a->step.label, &err));
         return;
     }
     if (warn[0])
         log_msg (LOG_INFO, "%s", warn);
-    if (jobend_admit (d, a, warn, sizeof (warn), &err) < 0) {
+    if (jobend_admit (d->jobend, a, warn, sizeof (warn), &err) < 0) {
         conn_send_error (c, req->id, PROTO_ERR_UNSATISFIABLE, "%s", err.text);
-        events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
+        events_emit (d->events, proto_event_refused (now_wall (),
+                                                     a->step.label, &err));
         return;
     }
     if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE) {
@@ -291,6 +293,6 @@ void handle_placed (struct conn *c, struct proto_request *req)
         idset_format (ls->placement.gpu_ids, ls->placement.ngpu_ids, gset, sizeof (gset));
     log_msg (LOG_INFO, "%s runs on cores %s and GPUs %s of %s", ls->name, set, gset,
              pn->name);
-    notify_status_soon (d);
+    notify_status_soon (d->notify);
     conn_send (c, proto_ok_reply (req->id, NULL));
 }

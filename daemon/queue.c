@@ -42,7 +42,8 @@ void pending_reply_error (struct berthd *d, struct pending *p,
                           const berth_error_t *e)
 {
     conn_send (p->conn, proto_error_reply (p->id, e));
-    events_emit (d, proto_event_refused (now_wall (), p->acq.step.label, e));
+    events_emit (d->events, proto_event_refused (now_wall (),
+                                                 p->acq.step.label, e));
 }
 
 /* The request has its answer: free it, and let its connection go on. */
@@ -127,7 +128,7 @@ void queue_run (struct berthd *d)
     }
     free (res);
     d->sched_busy = false;
-    notify_status_soon (d);
+    notify_status_soon (d->notify);
 }
 
 static void sched_cb (evutil_socket_t fd, short what, void *arg)
@@ -256,10 +257,10 @@ void queue_submit (struct berthd *d, struct pending *p)
     /* it waits: journaled, so that a restart can give its place back */
     if (!p->wait_id)
         journal_wait (d, p);
-    events_emit (d, proto_event_waited (now_wall (), p->acq.step.label,
-                                        entry_of (d, p->ticket, &info) == 0
-                                        ? info.position : 0, reason));
-    notify_status_soon (d);
+    events_emit (d->events, proto_event_waited (
+        now_wall (), p->acq.step.label,
+        entry_of (d, p->ticket, &info) == 0 ? info.position : 0, reason));
+    notify_status_soon (d->notify);
 }
 
 void queue_conn_closed (struct conn *c)

@@ -252,6 +252,53 @@ void conn_send_line (struct conn *c, char *line, size_t len)
     free (line);
 }
 
+int conn_send_file (struct conn *c, int fd, off_t off, size_t len)
+{
+    if (c->state >= CONN_LINGERING) {
+        close (fd);
+        return 0;
+    }
+    /* evbuffer_add_file takes the descriptor over; what it queues is read
+     * from the file as it is sent, so it is not held against the
+     * connection's output limit (output_in_memory) */
+    if (evbuffer_add_file (bufferevent_get_output (c->bev), fd, off,
+                           (ev_off_t) len) < 0)
+        return -1;
+    c->history_left += len;
+    conn_wants_write (c);
+    return 0;
+}
+
+/* The events log's sink: one copy of each line per watcher. */
+void server_event_line (void *arg, const char *line, size_t len)
+{
+    struct berthd *d = arg;
+    for (struct conn *c = d->nwatchers ? d->conns : NULL; c; c = c->next)
+        if (c->watching && c->state != CONN_DEAD) {
+            char *copy = malloc (len);
+            if (copy)
+                memcpy (copy, line, len);
+            conn_send_line (c, copy, len);
+        }
+}
+
+bool conn_await_end (struct conn *c)
+{
+    if (c->d->draining || jobend_ready (c->d->jobend))
+        return false;
+    c->awaits_end = true;
+    return true;
+}
+
+void server_resume_awaiting (struct berthd *d)
+{
+    for (struct conn *c = d->conns; c; c = c->next)
+        if (c->awaits_end) {
+            c->awaits_end = false;
+            conn_resume (c);
+        }
+}
+
 void conn_send_error (struct conn *c, json_t *id, const char *code,
                       const char *fmt, ...)
 {
