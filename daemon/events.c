@@ -132,6 +132,8 @@ void events_destroy (struct events *ev)
 
 void events_set_sink (struct events *ev, events_sink_fn fn, void *arg)
 {
+    if (!ev)
+        return;
     ev->sink = fn;
     ev->sink_arg = arg;
 }
