@@ -387,7 +387,7 @@ static void signal_cb (evutil_socket_t sig, short what, void *arg)
     if (sig == SIGHUP) {
         log_reopen ();
         log_msg (LOG_NOTICE, "SIGHUP: reopened the logs");
-        events_reopen (d);
+        events_reopen (d->events);
         return;
     }
     log_msg (LOG_NOTICE, "%s received", strsignal ((int) sig));
@@ -409,6 +409,32 @@ static const char *account_name (void)
 {
     struct passwd *pw = getpwuid (getuid ());
     return pw ? pw->pw_name : NULL;
+}
+
+/* The job's end has been learnt (jobend.h): the requests that waited for it
+ * are served again. */
+/* The job's end is known: requests that waited for it are served again. */
+static void jobend_known (void *arg)
+{
+    struct berthd *d = arg;
+    server_end_known (d->server);
+}
+
+/* systemd's STATUS= text (notify.h), counted from the daemon's parts. */
+static void notify_status (void *arg, char *buf, size_t size)
+{
+    struct berthd *d = arg;
+    long free_cores = 0, cores = 0;
+    for (int i = 0; d->ledger && i < ledger_nnodes (d->ledger); i++) {
+        struct ledger_node_info ni;
+        ledger_node_info (d->ledger, i, &ni);
+        free_cores += ni.free_cores;
+        cores += ni.cores;
+    }
+    snprintf (buf, size, "%s%zu leases, %d waiting, %ld of %ld cores free, "
+              "%d connections", d->draining ? "draining: " : "",
+              lease_book_count (d->book), queue_waiting (d->queue),
+              free_cores, cores, server_connections (d->server));
 }
 
 static int start (struct berthd *d, int *code, berth_error_t *err)
@@ -463,7 +489,8 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     int built = 0;
     if (!(d->base = event_base_new ()))
         built = errprintf (err, "cannot create the event loop");
-    else if (leases_init (d, err) < 0 || events_open (d, err) < 0
+    else if (leases_init (d, err) < 0
+             || !(d->events = events_create (d->base, d->state_dir, err))
              || journal_open_ledger (d->journal, d->alloc, &d->ledger,
                                      &d->empty, err) < 0)
         built = -1;
@@ -484,17 +511,17 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
         if (!(d->sig_ev[i] = evsignal_new (d->base, sigs[i], signal_cb, d))
             || evsignal_add (d->sig_ev[i], NULL) < 0)
             return errprintf (err, "cannot install signal handlers");
-    if (notify_init (d) < 0)
-        return errprintf (err, "out of memory setting up sd_notify");
-    events_allocation (d);
+    if (!(d->notify = notify_create (d->base, notify_status, d, err))
+        || !(d->jobend = jobend_create (d->base, d->alloc,
+                                        d->cfg.deadline_policy, jobend_known,
+                                        d, err)))
+        return -1;
+    events_allocation (d->events, d->alloc, d->machine->name);
     if (journal_restore_leases (d->journal, d->book, d->watch, err) < 0
         || !(d->server = server_create (d, err)))
         return -1;
-    /* events reach watchers, and the job's end resumes requests, through
-     * the connection layer */
-    d->event_sink = server_broadcast;
-    d->end_known = server_end_known;
-    d->sink_arg = d->server;
+    /* events reach watchers through the connection layer */
+    events_set_sink (d->events, server_broadcast, d->server);
     d->started = now_wall ();
     return 0;
 }
@@ -503,15 +530,17 @@ static void teardown (struct berthd *d)
 {
     server_destroy (d->server);
     d->server = NULL;
+    /* after the connections: closing them ends leases, which log events
+     * and ask for a status */
     queue_destroy (d->queue);
-    jobend_close (d);
-    events_close (d);
+    jobend_destroy (d->jobend);
+    events_destroy (d->events);
+    notify_destroy (d->notify);
     leases_close (d);
     ledger_destroy (d->ledger);
     ledger_destroy (d->empty);
-    struct event *evs[] = { d->drain_timer, d->status_ev,
-                            d->watchdog_ev, d->sig_ev[0],
-                            d->sig_ev[1], d->sig_ev[2] };
+    struct event *evs[] = { d->drain_timer, d->sig_ev[0], d->sig_ev[1],
+                            d->sig_ev[2] };
     for (size_t i = 0; i < sizeof (evs) / sizeof (evs[0]); i++)
         if (evs[i])
             event_free (evs[i]);
@@ -571,7 +600,6 @@ int main (int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp (argv[i], "--print-env") == 0)
             print_env = true;
-    d.events_fd = -1;
     int rc = parse_options (argc, argv, &d.cfg, &err);
     if (rc > 0)
         return 0;
@@ -624,7 +652,7 @@ int main (int argc, char **argv)
              berth_system_name (d.alloc->system), d.alloc->nnodes,
              d.alloc->nnodes == 1 ? "" : "s",
              placement_support_name (d.caps.placement), d.socket_path);
-    notify_ready (&d);
+    notify_ready (d.notify);
     if (ready_fd >= 0) {
         char logpath[PATH_MAX + 16];
         dprintf (ready_fd, "0 %s\n", d.socket_path);

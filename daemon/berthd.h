@@ -20,7 +20,9 @@
 #include "launch_fit.h"
 #include "deadline.h"
 #include "error.h"
+#include "events.h"
 #include "idmap.h"
+#include "jobend.h"
 #include "journal.h"
 #include "launcher.h"
 #include "lease_book.h"
@@ -29,6 +31,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "machine.h"
+#include "notify.h"
 #include "render.h"
 #include "step.h"
 #include "timeval.h"
@@ -70,18 +73,15 @@ struct berthd_config {
 
 struct client;
 struct lease;
-struct jobend_query;
 struct queue;
 struct server;
 struct waiter;
 
-/* What berthd knows of the job's end (jobend.c). */
-enum jobend_state { JOBEND_UNASKED, JOBEND_ASKING, JOBEND_KNOWN };
-
+/* The daemon: its configuration, the loop, what start-up learnt of the
+ * machine and allocation, and the objects that own everything else. */
 struct berthd {
     struct berthd_config cfg;
     struct event_base *base;
-    unsigned long reads;          /* reads from clients so far */
     struct machine *machine;
     struct allocation *alloc;
     struct launcher_caps caps;
@@ -101,28 +101,14 @@ struct berthd {
     struct journal *journal;
     char socket_path[108];
     char state_dir[PATH_MAX];
-    /* Where events go live, and who hears that the job's end is known (the
-     * connection layer, set up by berthd.c). */
-    void (*event_sink) (void *arg, const char *line, size_t len);
-    void (*end_known) (void *arg);
-    void *sink_arg;
-
-    int events_fd;
-    struct evbuffer *events_buf;  /* events not yet in the log */
-    struct event *events_ev;      /* writes them out soon */
-    off_t events_start;           /* where this run's events begin */
+    struct events *events;        /* the events log (events.h) */
+    struct jobend *jobend;        /* the job's end (jobend.h) */
+    struct notify *notify;        /* systemd's notifications (notify.h) */
 
     double started;               /* wall clock */
     bool draining, stopping;
     int exit_code;
-    struct event *drain_timer, *status_ev, *watchdog_ev, *sig_ev[4];
-
-    /* The job's end (jobend.c): learnt lazily, asked of the scheduler at
-     * most once, off the loop. */
-    double job_end;               /* Unix time; < 0: unknown */
-    enum jobend_state job_end_state;
-    struct deadline_source job_end_src;
-    struct jobend_query *job_end_query;   /* while JOBEND_ASKING */
+    struct event *drain_timer, *sig_ev[4];
 };
 
 /* berthd.c (and seconds_tv: timeval.h) */
@@ -166,40 +152,5 @@ json_t *status_queue (struct berthd *d);
 json_t *status_daemon (struct berthd *d);
 json_t *resources_lease (struct berthd *d, const struct lease *ls);
 json_t *resources_allocation (struct berthd *d);
-
-/* jobend.c: the allocation's end, for status and for requests that state
- * a duration. A handler whose request needs the end calls jobend_wait
- * first and returns when it says true: the end is being asked (the query
- * started now if it was not), and the request is served again once it is
- * known. */
-bool jobend_ready (struct berthd *d);
-double jobend_get (struct berthd *d);       /* < 0: unknown (or not yet) */
-/* 0: the request may go on (warn gets a warning when the policy is warn and
- * it runs past the end, else ""); -1: refused (err: unsatisfiable). */
-int jobend_admit (struct berthd *d, const struct proto_acquire *a, char *warn,
-                  size_t size, berth_error_t *err);
-/* job_end, time_left_s, job_end_source, deadline_policy members. */
-int jobend_status (struct berthd *d, json_t *allocation);   /* what is known */
-/* A drain waits for no query: requests waiting for the end are served
- * again now (refused, or answered with what is known). */
-void jobend_drain (struct berthd *d);
-void jobend_close (struct berthd *d);   /* at exit (a query left running) */
-
-/* events.c */
-int events_open (struct berthd *d, berth_error_t *err);
-void events_reopen (struct berthd *d);
-void events_close (struct berthd *d);
-void events_flush (struct berthd *d);     /* the log up to date, now */
-void events_emit (struct berthd *d, json_t *ev);          /* steals ev */
-void events_allocation (struct berthd *d);   /* the "allocation" event */
-void events_emit_line (struct berthd *d, char *line, size_t len); /* steals */
-/* The range of the log this run wrote (flushed first): fd is new. */
-int events_history (struct berthd *d, int *fd, off_t *offset, size_t *len);
-
-/* notify.c: systemd's notification protocol (harmless without it). */
-void notify_ready (struct berthd *d);
-void notify_status_soon (struct berthd *d);
-void notify_stopping (struct berthd *d);
-int notify_init (struct berthd *d);
 
 #endif

@@ -77,7 +77,7 @@ static OP_HANDLER (status)
     if (req->status.time_left && op_needs_end (d))
         return OP_AGAIN;
     /* whoever sees the state sees a log up to date with it */
-    events_flush (d);
+    events_flush (d->events);
     bool all = !req->status.queue_only;
     json_t *msg = proto_status_reply (req->id, all ? status_allocation (d)
                                                    : NULL,
@@ -118,11 +118,12 @@ void ops_shutdown (struct berthd *d, bool force)
         log_msg (LOG_NOTICE, "%s: %zu leases held, %d requests waiting",
                  force ? "shutting down now" : "draining",
                  lease_book_count (d->book), queue_waiting (d->queue));
-        notify_stopping (d);
+        notify_stopping (d->notify);
         queue_refuse_all (d->queue, PROTO_ERR_SHUTTING_DOWN, "berthd is "
                           "shutting down; no new leases");
-        /* requests waiting for the job's end are served now: refused */
-        jobend_drain (d);
+        /* a drain waits for no query: requests waiting for the job's end
+         * are served again now (refused) */
+        jobend_wake (d->jobend);
         if (d->cfg.drain_timeout >= 0) {
             d->drain_timer = evtimer_new (d->base, drain_timeout_cb, d);
             struct timeval tv = seconds_tv (d->cfg.drain_timeout);
@@ -198,7 +199,7 @@ uint64_t client_start (struct client *cl)
 
 bool op_needs_end (struct berthd *d)
 {
-    return !d->draining && !jobend_ready (d);
+    return !d->draining && !jobend_ready (d->jobend);
 }
 
 void ops_client_gone (struct berthd *d, struct client *cl)

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The events log: one JSON line per grant, wait, release and refusal, in the
  * state directory (events.jsonl), for `berth status` history and timelines;
- * the same events go to every connection that watches. Lines are gathered
- * and written a few milliseconds later, many in one write: the log is
- * history (the journal is what recovery reads), and a write per event was a
- * good part of what a grant cost. A status request, a watch with history
- * and every stop bring the log up to date first. */
+ * the same events go to the sink (the server: every connection that
+ * watches). Lines are gathered and written a few milliseconds later, many
+ * in one write: the log is history (the journal is what recovery reads),
+ * and a write per event was a good part of what a grant cost. A status
+ * request, a watch with history and every stop bring the log up to date
+ * first. Connections are not known here: a watcher's history is handed out
+ * as a range of the file, and live lines through the sink. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,44 +21,55 @@
 #include <event2/buffer.h>
 
 #include "allocation_json.h"
-#include "berthd.h"
-
-static int open_log (struct berthd *d, berth_error_t *err)
-{
-    char path[PATH_MAX + 16];
-    snprintf (path, sizeof (path), "%s/events.jsonl", d->state_dir);
-    int fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return errprintf (err, "cannot open the events log %s: %s", path,
-                          strerror (errno));
-    return fd;
-}
+#include "clock.h"
+#include "codec.h"
+#include "events.h"
+#include "log.h"
 
 #define EVENTS_DELAY_US 5000
 #define EVENTS_MAX_BUFFERED (256 * 1024)
 
-void events_flush (struct berthd *d)
+struct events {
+    char path[PATH_MAX + 16];     /* state_dir/events.jsonl */
+    int fd;                       /* appended to; -1: none */
+    off_t start;                  /* where this run's events begin */
+    struct evbuffer *buf;         /* events not yet in the log */
+    struct event *flush_ev;       /* writes them out soon */
+    events_sink_fn sink;
+    void *sink_arg;
+};
+
+static int open_log (const struct events *ev, berth_error_t *err)
 {
-    if (!d->events_buf)
+    int fd = open (ev->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errprintf (err, "cannot open the events log %s: %s", ev->path,
+                          strerror (errno));
+    return fd;
+}
+
+void events_flush (struct events *ev)
+{
+    if (!ev)
         return;
-    off_t end = d->events_fd >= 0 ? lseek (d->events_fd, 0, SEEK_END) : -1;
+    off_t end = ev->fd >= 0 ? lseek (ev->fd, 0, SEEK_END) : -1;
     size_t written = 0;
-    while (evbuffer_get_length (d->events_buf) > 0) {
-        if (d->events_fd < 0) {
-            evbuffer_drain (d->events_buf, evbuffer_get_length (d->events_buf));
+    while (evbuffer_get_length (ev->buf) > 0) {
+        if (ev->fd < 0) {
+            evbuffer_drain (ev->buf, evbuffer_get_length (ev->buf));
             break;
         }
-        int w = evbuffer_write (d->events_buf, d->events_fd);
+        int w = evbuffer_write (ev->buf, ev->fd);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
             log_msg (LOG_ERR, "writing the events log: %s; %zu bytes of "
                      "events lost", strerror (w < 0 ? errno : EIO),
-                     evbuffer_get_length (d->events_buf));
-            evbuffer_drain (d->events_buf, evbuffer_get_length (d->events_buf));
+                     evbuffer_get_length (ev->buf));
+            evbuffer_drain (ev->buf, evbuffer_get_length (ev->buf));
             /* A full disk: cut off what this flush wrote, so that readers
              * of the log find whole lines only. */
-            if (written > 0 && end >= 0 && ftruncate (d->events_fd, end) < 0)
+            if (written > 0 && end >= 0 && ftruncate (ev->fd, end) < 0)
                 log_msg (LOG_ERR, "the events log keeps a partial line: %s",
                          strerror (errno));
             break;
@@ -71,24 +85,65 @@ static void flush_cb (evutil_socket_t fd, short what, void *arg)
     events_flush (arg);
 }
 
-int events_open (struct berthd *d, berth_error_t *err)
+struct events *events_create (struct event_base *base, const char *state_dir,
+                              berth_error_t *err)
 {
-    int fd = open_log (d, err);
-    if (fd < 0)
-        return -1;
-    d->events_fd = fd;
-    d->events_start = lseek (fd, 0, SEEK_END);
-    if (!(d->events_buf = evbuffer_new ())
-        || !(d->events_ev = evtimer_new (d->base, flush_cb, d)))
-        return errprintf (err, "out of memory setting up the events log");
-    return 0;
+    struct events *ev = calloc (1, sizeof (*ev));
+    if (!ev) {
+        errprintf (err, "out of memory setting up the events log");
+        return NULL;
+    }
+    ev->fd = -1;
+    if (snprintf (ev->path, sizeof (ev->path), "%s/events.jsonl", state_dir)
+        >= (int) sizeof (ev->path)) {
+        errprintf (err, "the events log's path is too long: %s/events.jsonl",
+                   state_dir);
+        free (ev);
+        return NULL;
+    }
+    if ((ev->fd = open_log (ev, err)) < 0) {
+        free (ev);
+        return NULL;
+    }
+    ev->start = lseek (ev->fd, 0, SEEK_END);
+    if (!(ev->buf = evbuffer_new ())
+        || !(ev->flush_ev = evtimer_new (base, flush_cb, ev))) {
+        errprintf (err, "out of memory setting up the events log");
+        events_destroy (ev);
+        return NULL;
+    }
+    return ev;
+}
+
+void events_destroy (struct events *ev)
+{
+    if (!ev)
+        return;
+    if (ev->buf)
+        events_flush (ev);
+    if (ev->flush_ev)
+        event_free (ev->flush_ev);
+    if (ev->buf)
+        evbuffer_free (ev->buf);
+    if (ev->fd >= 0)
+        close (ev->fd);
+    free (ev);
+}
+
+void events_set_sink (struct events *ev, events_sink_fn fn, void *arg)
+{
+    if (!ev)
+        return;
+    ev->sink = fn;
+    ev->sink_arg = arg;
 }
 
 /* The first line of each run of berthd: what it serves, so that a report
  * of the log draws every node and core without being told. */
-void events_allocation (struct berthd *d)
+void events_allocation (struct events *ev, const struct allocation *alloc,
+                        const char *machine_name)
 {
-    json_t *a = allocation_to_json (d->alloc), *nodes = json_array (), *n;
+    json_t *a = allocation_to_json (alloc), *nodes = json_array (), *n;
     size_t i;
     json_array_foreach (a ? json_object_get (a, "nodes") : NULL, i, n)
         json_array_append_new (nodes, json_pack (
@@ -100,93 +155,88 @@ void events_allocation (struct berthd *d)
         json_decref (nodes);
         return;
     }
-    events_emit (d, proto_event_allocation (now_wall (), d->alloc->job_id,
-                                            d->machine->name, nodes));
+    events_emit (ev, proto_event_allocation (now_wall (), alloc->job_id,
+                                             machine_name, nodes));
 }
 
 /* SIGHUP: a log rotated away is started anew. */
-void events_reopen (struct berthd *d)
+void events_reopen (struct events *ev)
 {
     berth_error_t err;
     struct stat a, b;
-    int fd = open_log (d, &err);
+    if (!ev)
+        return;
+    int fd = open_log (ev, &err);
     if (fd < 0) {
         log_msg (LOG_ERR, "%s; keeping the old one", err.text);
         return;
     }
-    events_flush (d);
-    bool same = d->events_fd >= 0 && fstat (d->events_fd, &a) == 0
+    events_flush (ev);
+    bool same = ev->fd >= 0 && fstat (ev->fd, &a) == 0
                 && fstat (fd, &b) == 0 && a.st_dev == b.st_dev
                 && a.st_ino == b.st_ino;
-    if (d->events_fd >= 0)
-        close (d->events_fd);
-    d->events_fd = fd;
+    if (ev->fd >= 0)
+        close (ev->fd);
+    ev->fd = fd;
     if (!same)
-        d->events_start = 0;
+        ev->start = 0;
 }
 
-void events_close (struct berthd *d)
+void events_emit (struct events *ev, json_t *event)
 {
-    events_flush (d);
-    if (d->events_ev)
-        event_free (d->events_ev);
-    if (d->events_buf)
-        evbuffer_free (d->events_buf);
-    d->events_ev = NULL;
-    d->events_buf = NULL;
-    if (d->events_fd >= 0)
-        close (d->events_fd);
-    d->events_fd = -1;
-}
-
-void events_emit (struct berthd *d, json_t *ev)
-{
-    char *line = ev ? proto_line (ev) : NULL;
-    json_decref (ev);
+    char *line = event ? proto_line (event) : NULL;
+    json_decref (event);
     if (line)
-        events_emit_line (d, line, strlen (line));
+        events_emit_line (ev, line, strlen (line));
 }
 
-void events_emit_line (struct berthd *d, char *line, size_t len)
+void events_emit_line (struct events *ev, char *line, size_t len)
 {
     if (!line)
         return;
-    if (d->events_fd >= 0 && d->events_buf) {
-        if (evbuffer_add (d->events_buf, line, len) < 0)
+    if (!ev) {
+        free (line);
+        return;
+    }
+    if (ev->fd >= 0) {
+        if (evbuffer_add (ev->buf, line, len) < 0)
             log_msg (LOG_ERR, "out of memory logging an event");
-        if (evbuffer_get_length (d->events_buf) > EVENTS_MAX_BUFFERED)
-            events_flush (d);
-        else if (!evtimer_pending (d->events_ev, NULL)) {
+        if (evbuffer_get_length (ev->buf) > EVENTS_MAX_BUFFERED)
+            events_flush (ev);
+        else if (!evtimer_pending (ev->flush_ev, NULL)) {
             struct timeval tv = { 0, EVENTS_DELAY_US };
-            evtimer_add (d->events_ev, &tv);
+            evtimer_add (ev->flush_ev, &tv);
         }
     }
-    if (d->event_sink)
-        d->event_sink (d->sink_arg, line, len);
+    if (ev->sink)
+        ev->sink (ev->sink_arg, line, len);
     free (line);
 }
 
-/* What this run has logged so far, straight from the file: fd is -1 when
- * there is nothing. */
-int events_history (struct berthd *d, int *fdp, off_t *offset, size_t *len)
+/* Read back from the file rather than kept: the history can be long, and
+ * the caller queues it from the descriptor (evbuffer_add_file) without
+ * holding it in memory. */
+int events_history (struct events *ev, int *fd, off_t *offset, size_t *len)
 {
-    char path[PATH_MAX + 16];
-    events_flush (d);
-    *fdp = -1;
-    snprintf (path, sizeof (path), "%s/events.jsonl", d->state_dir);
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat (fd, &st) < 0) {
-        if (fd >= 0)
-            close (fd);
+    *fd = -1;
+    *offset = 0;
+    *len = 0;
+    if (!ev)
+        return -1;
+    events_flush (ev);
+    int f = open (ev->path, O_RDONLY | O_CLOEXEC);
+    if (f < 0 || fstat (f, &st) < 0) {
+        if (f >= 0)
+            close (f);
         return -1;
     }
-    if (st.st_size <= d->events_start) {
-        close (fd);
+    if (st.st_size <= ev->start) {
+        close (f);
         return 0;
     }
-    *fdp = fd;
-    *offset = d->events_start;
-    *len = (size_t) (st.st_size - d->events_start);
+    *fd = f;
+    *offset = ev->start;
+    *len = (size_t) (st.st_size - ev->start);
     return 0;
 }

@@ -171,7 +171,7 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
 {
     char late[1024];
     /* Time has passed while it waited: check its duration again. */
-    if (jobend_admit (d, &p->acq, late, sizeof (late), err) < 0) {
+    if (jobend_admit (d->jobend, &p->acq, late, sizeof (late), err) < 0) {
         ledger_release (d->ledger, id, NULL);
         queue_schedule_soon (d->queue);
         return -1;
@@ -269,9 +269,9 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
     snprintf (evhead, sizeof (evhead), "{\"event\":\"granted\",\"time\":%s,",
               lt.time);
     char *ev = lease_text_line (&lt, evhead, false, "}", &len);
-    events_emit_line (d, ev, ev ? len : 0);
+    events_emit_line (d->events, ev, ev ? len : 0);
     lease_text_free (&lt);
-    notify_status_soon (d);
+    notify_status_soon (d->notify);
     if (owner == 1)       /* exited between the request and the grant */
         lease_end (d, ls, "owner_exited");
     return 0;
@@ -299,14 +299,14 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason)
     char *ev = released_event_line_at (when, ls->name, ls->label, reason,
                                        &len);
     if (ev)
-        events_emit_line (d, ev, len);
+        events_emit_line (d->events, ev, len);
     else
-        events_emit (d, proto_event_released (now, ls->name, ls->label,
-                                              reason));
+        events_emit (d->events, proto_event_released (now, ls->name,
+                                                      ls->label, reason));
     lease_watch_stop (d->watch, ls->id);
     lease_free (lease_book_remove (d->book, ls->id));
     queue_schedule_soon (d->queue);
-    notify_status_soon (d);
+    notify_status_soon (d->notify);
     berthd_check_drained (d);
 }
 
@@ -350,6 +350,6 @@ int lease_rebind (struct berthd *d, struct client *c, struct lease *ls,
     if (was != c->pid && journal_reclaim (d->journal, ls, &why) < 0)
         log_msg (LOG_WARNING, "%s", why.text);
     log_msg (LOG_INFO, "%s reclaimed by pid %d", ls->name, (int) c->pid);
-    notify_status_soon (d);
+    notify_status_soon (d->notify);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "berthd.h"
+#include "log.h"
 
 static bool journald;
 static char log_path[PATH_MAX + 16];     /* stderr's file, or "" */

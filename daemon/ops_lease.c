@@ -80,7 +80,7 @@ static char *answer_line (struct berthd *d, struct waiter *w, uint64_t lease,
             return line;
         refusal = &e;
     }
-    events_emit (d, proto_event_refused (now_wall (), w->acq.step.label,
+    events_emit (d->events, proto_event_refused (now_wall (), w->acq.step.label,
                                          refusal));
     json_t *msg = proto_error_reply (w->id, refusal);
     line = msg ? proto_line (msg) : NULL;
@@ -126,13 +126,13 @@ OP_HANDLER (acquire)
                          "owner_pid %d is not a running process", a->owner_pid);
     if (step_cut_to_fit (&a->step, &d->capacity, &shape, warn, sizeof (warn),
                          &err) < 0) {
-        events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
+        events_emit (d->events, proto_event_refused (now_wall (), a->step.label, &err));
         return op_error (out, req->id, cut_code (err.code), "%s", err.text);
     }
     if (warn[0])
         log_msg (LOG_INFO, "%s", warn);
-    if (jobend_admit (d, a, warn, sizeof (warn), &err) < 0) {
-        events_emit (d, proto_event_refused (now_wall (), a->step.label, &err));
+    if (jobend_admit (d->jobend, a, warn, sizeof (warn), &err) < 0) {
+        events_emit (d->events, proto_event_refused (now_wall (), a->step.label, &err));
         return op_error (out, req->id, PROTO_ERR_UNSATISFIABLE, "%s", err.text);
     }
     if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE)
@@ -306,6 +306,6 @@ OP_HANDLER (placed)
         idset_format (ls->placement.gpu_ids, ls->placement.ngpu_ids, gset, sizeof (gset));
     log_msg (LOG_INFO, "%s runs on cores %s and GPUs %s of %s", ls->name, set, gset,
              pn->name);
-    notify_status_soon (d);
+    notify_status_soon (d->notify);
     return op_json (out, proto_ok_reply (req->id, NULL));
 }

@@ -145,7 +145,7 @@ void queue_stop (struct queue *q)
 
 int queue_waiting (const struct queue *q)
 {
-    return q->nwaiting;
+    return q ? q->nwaiting : 0;
 }
 
 int queue_entry (const struct queue *q, int i,
@@ -207,7 +207,7 @@ static void run (struct queue *q)
     }
     free (res);
     q->busy = false;
-    notify_status_soon (d);
+    notify_status_soon (d->notify);
 }
 
 static const char *who (const struct waiter *w, char *buf, size_t size)
@@ -309,10 +309,10 @@ enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
     if (!w->wait_id)
         w->wait_id = journal_wait (d->journal, w->since, w->client->pid,
                                    client_start (w->client), w->client->uid);
-    events_emit (d, proto_event_waited (now_wall (), w->acq.step.label,
+    events_emit (d->events, proto_event_waited (now_wall (), w->acq.step.label,
                                         entry_of (q, w->ticket, &info) == 0
                                         ? info.position : 0, reason));
-    notify_status_soon (d);
+    notify_status_soon (d->notify);
     return QUEUE_WAITS;
 }
 

@@ -417,7 +417,7 @@ static void conn_watch (struct conn *c, bool history)
         /* evbuffer_add_file takes the descriptor over; what it queues is
          * read from the file as it is sent, so it is not held against the
          * connection's output limit */
-        if (events_history (s->d, &fd, &off, &len) < 0
+        if (events_history (s->d->events, &fd, &off, &len) < 0
             || (fd >= 0 && evbuffer_add_file (bufferevent_get_output (c->bev),
                                               fd, off, (ev_off_t) len) < 0))
             log_msg (LOG_WARNING, "could not replay the events log to a "
@@ -919,7 +919,7 @@ void server_destroy (struct server *s)
 
 int server_connections (const struct server *s)
 {
-    return s->nconns;
+    return s ? s->nconns : 0;
 }
 
 unsigned long server_reads (const struct server *s)

@@ -70,7 +70,7 @@ json_t *status_allocation (struct berthd *d)
     json_object_set_new (a, "launcher", json_string (d->caps.desc));
     json_object_set_new (a, "layout", json_string (
         d->layout == LEDGER_SCHEDULER ? "scheduler" : "cpu_binding"));
-    jobend_status (d, a);
+    jobend_status (d->jobend, a);
     return a;
 }
 
