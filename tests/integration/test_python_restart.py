@@ -16,6 +16,7 @@ import asyncio
 import os
 import sys
 import threading
+import time
 import warnings
 
 sys.dont_write_bytecode = True
@@ -164,9 +165,16 @@ def test_watch_ends():
                 seen.append((ev.kind, ev.label))
         th = threading.Thread(target=run)
         th.start()
+        # the watch is registered once it sees an event: until then a grant
+        # may come before it (on a loaded machine it did)
+        deadline = time.monotonic() + 30
+        while not ready.is_set() and time.monotonic() < deadline:
+            with berth.acquire(d.sock, cores=1, label="ping"):
+                pass
+            ready.wait(0.05)
         with berth.acquire(d.sock, cores=1, label="before"):
             pass
-        ready.wait(10)
+        wait_until(lambda: ("granted", "before") in seen)
         restart(d)
         th.join(30)
         t.check(not th.is_alive() and ("granted", "before") in seen,
