@@ -87,31 +87,6 @@ static const char usage_text[] =
 "Exit status: 0 stopped cleanly, 1 runtime error, 2 usage error, 3 the\n"
 "allocation is not live, 4 the scheduler cannot be reached.\n";
 
-struct timeval seconds_tv (double s)
-{
-    if (!(s > 0))
-        s = 0;
-    time_t whole = (time_t) s;
-    return (struct timeval) { whole, (suseconds_t) ((s - (double) whole) * 1e6) };
-}
-
-void berthd_stop (struct berthd *d, int code)
-{
-    if (d->stopping)
-        return;
-    d->stopping = true;
-    d->exit_code = code;
-    event_base_loopexit (d->base, NULL);
-}
-
-void berthd_check_drained (struct berthd *d)
-{
-    if (d->draining && !d->stopping && lease_book_count (d->book) == 0) {
-        log_msg (LOG_NOTICE, "drained: no lease left; stopping");
-        berthd_stop (d, BERTHD_EXIT_OK);
-    }
-}
-
 /* ---- options ---- */
 
 enum {
@@ -434,7 +409,7 @@ static void notify_status (void *arg, char *buf, size_t size)
     snprintf (buf, size, "%s%zu leases, %d waiting, %ld of %ld cores free, "
               "%d connections", d->draining ? "draining: " : "",
               lease_book_count (d->book), queue_waiting (d->queue),
-              free_cores, cores, server_connections (d->server));
+              free_cores, cores, d->connections);
 }
 
 static int start (struct berthd *d, int *code, berth_error_t *err)

@@ -105,14 +105,17 @@ struct berthd {
     struct jobend *jobend;        /* the job's end (jobend.h) */
     struct notify *notify;        /* systemd's notifications (notify.h) */
 
+    int connections;              /* open now: kept by the connection layer,
+                                     read by status and notify */
     double started;               /* wall clock */
     bool draining, stopping;
     int exit_code;
     struct event *drain_timer, *sig_ev[4];
 };
 
-/* berthd.c (and seconds_tv: timeval.h) */
+/* shutdown.c: a drain, and leaving the loop. */
 void berthd_stop (struct berthd *d, int code);   /* leave the loop */
+/* Once draining and no lease is left: stop. */
 void berthd_check_drained (struct berthd *d);
 
 /* event_loop.c */

@@ -125,6 +125,7 @@ static void conn_free (struct conn *c)
     if (c->next)
         c->next->prev = c->prev;
     s->nconns--;
+    s->d->connections = s->nconns;
     if (c->watching)
         s->nwatchers--;
     if (c->eof)
@@ -743,6 +744,7 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
         s->conns->prev = c;
     s->conns = c;
     s->nconns++;
+    d->connections = s->nconns;
     bufferevent_setcb (c->bev, NULL, write_cb, event_cb, c);
     bufferevent_setwatermark (c->bev, EV_WRITE, CONN_OUTPUT_PAUSE / 2, 0);
     c->drained = evbuffer_add_cb (bufferevent_get_output (c->bev),
@@ -915,11 +917,6 @@ void server_destroy (struct server *s)
     if (s->hup_ev)
         event_free (s->hup_ev);
     free (s);
-}
-
-int server_connections (const struct server *s)
-{
-    return s ? s->nconns : 0;
 }
 
 unsigned long server_reads (const struct server *s)

@@ -26,7 +26,6 @@ struct server *server_create (struct berthd *d, berth_error_t *err);
 /* Write what each client has queued, once, without waiting, close the
  * socket and every connection (their holdings are not ended). */
 void server_destroy (struct server *s);
-int server_connections (const struct server *s);
 /* Reads from clients so far (the event loop polls after each). */
 unsigned long server_reads (const struct server *s);
 /* An event line for every watching connection (copied). */

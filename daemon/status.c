@@ -13,7 +13,6 @@
 #include "berthd.h"
 #include "ops.h"
 #include "queue.h"
-#include "server.h"
 #include "idset.h"
 
 static json_t *mb (int64_t v)
@@ -158,7 +157,7 @@ json_t *status_daemon (struct berthd *d)
                       "started", d->started, "uptime_s", now_wall () - d->started,
                       "socket", d->socket_path, "state_dir", d->state_dir,
                       "draining", d->draining,
-                      "connections", server_connections (d->server),
+                      "connections", d->connections,
                       "leases", (json_int_t) lease_book_count (d->book),
                       "waiting", queue_waiting (d->queue),
                       "starvation", "overtakes", d->cfg.starvation_overtakes,

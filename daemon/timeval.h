@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Seconds as a libevent timer's timeval (berthd.c), for the daemon's
+/* Seconds as a libevent timer's timeval (timeval.c), for the daemon's
  * objects that arm timers without seeing struct berthd. */
 #ifndef BERTHD_TIMEVAL_H
 #define BERTHD_TIMEVAL_H
