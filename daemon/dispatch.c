@@ -142,15 +142,22 @@ enum op_result op_json (struct op_reply *out, json_t *msg)
     return OP_ANSWERED;       /* no line: the connection layer closes it */
 }
 
+enum op_result op_verror (struct op_reply *out, json_t *id, const char *code,
+                          const char *fmt, va_list ap)
+{
+    berth_error_t e;
+    verrprintf_code (&e, code, fmt, ap);
+    return op_json (out, proto_error_reply (id, &e));
+}
+
 enum op_result op_error (struct op_reply *out, json_t *id, const char *code,
                          const char *fmt, ...)
 {
-    berth_error_t e;
     va_list ap;
     va_start (ap, fmt);
-    verrprintf_code (&e, code, fmt, ap);
+    op_verror (out, id, code, fmt, ap);
     va_end (ap);
-    return op_json (out, proto_error_reply (id, &e));
+    return OP_ANSWERED;
 }
 
 uint64_t client_start (struct client *cl)

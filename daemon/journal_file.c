@@ -200,15 +200,22 @@ struct reader {
     uint64_t next_wait;
 };
 
+/* Entry id taken out of m and freed; false when m does not hold it. */
+static bool drop_entry (struct idmap *m, json_int_t id)
+{
+    struct live_entry *ent = id > 0 ? idmap_remove (m, (uint64_t) id) : NULL;
+    if (!ent)
+        return false;
+    free_entry (ent, NULL);
+    return true;
+}
+
 /* The wait a record names ("id" of an unwait, "wait" of a grant), ended. */
 static int end_wait (struct reader *r, json_int_t id, berth_error_t *why)
 {
-    struct live_entry *ent = id > 0 ? idmap_remove (r->waits, (uint64_t) id)
-                                    : NULL;
-    if (!ent)
+    if (!drop_entry (r->waits, id))
         return errprintf (why, "it ends wait %lld, which is not waiting at "
                           "that point", (long long) id);
-    free_entry (ent, NULL);
     return 0;
 }
 
@@ -301,12 +308,9 @@ static int take_record (struct reader *r, json_t *rec, int lineno,
         json_int_t id;
         if (json_unpack (rec, "{s:I}", "id", &id) < 0)
             return errprintf (why, "a release record needs an integer id");
-        struct live_entry *ent = id > 0 ? idmap_remove (r->live, (uint64_t) id)
-                                        : NULL;
-        if (!ent)
+        if (!drop_entry (r->live, id))
             return errprintf (why, "it releases L%lld, which is not held at "
                               "that point", (long long) id);
-        free_entry (ent, NULL);
         return 0;
     }
     if (op && strcmp (op, "reclaim") == 0) {

@@ -269,14 +269,12 @@ static int watch_poll (struct lease_watch *w, struct watched *x)
     return 0;
 }
 
-int lease_watch_pid (struct lease_watch *w, uint64_t id, pid_t pid,
-                     bool detached)
+/* Lease id ends when process pid does: through its pidfd fd (taken), or
+ * where there is none (fd < 0) the 1 s poll, which also checks the start
+ * time when one is given. -1 (nothing changed) when out of resources. */
+static int watch_process (struct lease_watch *w, uint64_t id, int fd,
+                          pid_t pid, uint64_t start, bool detached)
 {
-    if (pid <= 0)
-        return 0;
-    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
-    if (fd < 0 && (errno == ESRCH || process_gone (pid)))
-        return 1;
     bool made;
     struct watched *x = watched_of (w, id, &made);
     if (!x) {
@@ -286,12 +284,25 @@ int lease_watch_pid (struct lease_watch *w, uint64_t id, pid_t pid,
     }
     x->detached = detached;
     x->pid = pid;
+    x->start = start;
     if (fd >= 0 ? watch_pidfd (w, x, fd) < 0 : watch_poll (w, x) < 0) {
         x->pid = 0;
+        x->start = 0;
         drop_if_made (w, x, made);
         return -1;
     }
     return 0;
+}
+
+int lease_watch_pid (struct lease_watch *w, uint64_t id, pid_t pid,
+                     bool detached)
+{
+    if (pid <= 0)
+        return 0;
+    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+    if (fd < 0 && (errno == ESRCH || process_gone (pid)))
+        return 1;
+    return watch_process (w, id, fd, pid, 0, detached);
 }
 
 int lease_watch_holder (struct lease_watch *w, uint64_t id, pid_t pid,
@@ -314,21 +325,6 @@ int lease_watch_holder (struct lease_watch *w, uint64_t id, pid_t pid,
     }
     if (fd < 0 && no_entry)
         return process_gone (pid) ? 1 : 2;
-    bool made;
-    struct watched *x = watched_of (w, id, &made);
-    if (!x) {
-        if (fd >= 0)
-            close (fd);
-        return -1;
-    }
-    x->detached = false;
-    x->pid = pid;
-    x->start = fd < 0 && known ? now_start : 0;
-    if (fd >= 0 ? watch_pidfd (w, x, fd) < 0 : watch_poll (w, x) < 0) {
-        x->pid = 0;
-        x->start = 0;
-        drop_if_made (w, x, made);
-        return -1;
-    }
-    return 0;
+    return watch_process (w, id, fd, pid, fd < 0 && known ? now_start : 0,
+                          false);
 }

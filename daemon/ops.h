@@ -6,6 +6,7 @@
 #ifndef BERTHD_OPS_H
 #define BERTHD_OPS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +71,8 @@ enum op_result op_json (struct op_reply *out, json_t *msg);
 enum op_result op_error (struct op_reply *out, json_t *id, const char *code,
                          const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
+enum op_result op_verror (struct op_reply *out, json_t *id, const char *code,
+                          const char *fmt, va_list ap);
 /* Whether the request must wait for the job's end, which is being asked. */
 bool op_needs_end (struct berthd *d);
 

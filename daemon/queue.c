@@ -77,22 +77,30 @@ static void list_add (struct queue *q, struct waiter *w)
     q->nwaiting++;
 }
 
+/* Off the list (the wait queue has let its ticket go), its timer stopped. */
+static void list_remove (struct queue *q, struct waiter *w)
+{
+    w->ticket = 0;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        q->waiters = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+    q->nwaiting--;
+    if (w->timer)
+        evtimer_del (w->timer);
+}
+
 /* Out of the wait queue and the list, its timer stopped. */
 static void unlink_waiter (struct queue *q, struct waiter *w)
 {
     if (w->ticket) {
         waitqueue_cancel (q->wq, w->ticket, NULL);
-        w->ticket = 0;
-        if (w->prev)
-            w->prev->next = w->next;
-        else
-            q->waiters = w->next;
-        if (w->next)
-            w->next->prev = w->prev;
-        w->prev = w->next = NULL;
-        q->nwaiting--;
+        list_remove (q, w);
     }
-    if (w->timer)
+    else if (w->timer)
         evtimer_del (w->timer);
 }
 
@@ -189,17 +197,7 @@ static void run (struct queue *q)
             ledger_release (d->ledger, res[i].lease, NULL);
             continue;
         }
-        w->ticket = 0;        /* already out of the wait queue */
-        if (w->prev)
-            w->prev->next = w->next;
-        else
-            q->waiters = w->next;
-        if (w->next)
-            w->next->prev = w->prev;
-        w->prev = w->next = NULL;
-        q->nwaiting--;
-        if (w->timer)
-            evtimer_del (w->timer);
+        list_remove (q, w);   /* already out of the wait queue */
         if (w == q->submitting)
             w->granted = res[i].lease;
         else

@@ -313,15 +313,12 @@ static void conn_send_error (struct conn *c, const char *code,
 static void conn_send_error (struct conn *c, const char *code,
                              const char *fmt, ...)
 {
-    berth_error_t e;
+    struct op_reply r = { 0 };
     va_list ap;
     va_start (ap, fmt);
-    verrprintf_code (&e, code, fmt, ap);
+    op_verror (&r, NULL, code, fmt, ap);
     va_end (ap);
-    json_t *msg = proto_error_reply (NULL, &e);
-    char *line = msg ? proto_line (msg) : NULL;
-    json_decref (msg);
-    conn_send_line (c, line, line ? strlen (line) : 0);
+    conn_send_line (c, r.line, r.len);
 }
 
 static void too_large (struct conn *c, size_t have)
