@@ -24,6 +24,7 @@
 #include "allocation_discover.h"
 #include "berth_config.h"
 #include "berthd.h"
+#include "leases.h"
 #include "launcher_probe.h"
 #include "machine_select.h"
 #include "ops.h"

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* berthd's state and the functions its files share. One daemon per process:
- * the event loop owns everything below; nothing here is thread-safe. */
+/* The daemon object: berthd's configuration, the event loop, what start-up
+ * learnt of the machine and the allocation, and the objects that own the
+ * rest (each with its own header, included here for the daemon's files).
+ * One daemon per process: the event loop owns everything; nothing here is
+ * thread-safe. */
 #ifndef BERTHD_H
 #define BERTHD_H
 
@@ -11,8 +14,6 @@
 #include <sys/types.h>
 
 #include <event2/event.h>
-#include <event2/bufferevent.h>
-#include <event2/listener.h>
 
 #include "allocation.h"
 #include "clock.h"
@@ -120,40 +121,5 @@ void berthd_check_drained (struct berthd *d);
 
 /* event_loop.c */
 void berthd_loop (struct berthd *d);   /* until the base is told to stop */
-
-/* leases.c: the lease lifecycle on the book (lease_book.h), the watch
- * (lease_watch.h) and the journal (journal.h): grant, the environment, the
- * ways a lease ends, rebinding an orphaned one. */
-/* A local step that the scheduler places (SCHEDULER mode): launched
- * through srun on berthd's node instead of bound by its client. */
-bool lease_local_launched (const struct berthd *d, const struct lease *ls);
-/* Record the ledger's grant lease_id for w: its lease, launch, journal
- * record and event; the reply line in *reply (NULL when it cannot be
- * encoded). -1: refused (the ledger's grant is given back). */
-int lease_grant (struct berthd *d, struct waiter *w, uint64_t lease_id,
-                 char **reply, size_t *reply_len, berth_error_t *err);
-void lease_end (struct berthd *d, struct lease *ls, const char *reason);
-void lease_end_all (struct berthd *d, const char *reason);
-/* Its client went away: its connection-bound leases end. */
-void leases_client_gone (struct berthd *d, struct client *cl);
-/* An orphaned lease bound to cl from now on (it ends when cl goes); -1
- * when out of memory (nothing changed). */
-int lease_rebind (struct berthd *d, struct client *cl, struct lease *ls,
-                  berth_error_t *err);
-/* Build ls's BERTH_* variables unless it has them; -1 when out of memory
- * (ls unchanged). */
-int lease_env (struct berthd *d, struct lease *ls, berth_error_t *err);
-/* The book, the watch and the journal (before journal_open_ledger); freed
- * by leases_close. */
-int leases_init (struct berthd *d, berth_error_t *err);
-void leases_close (struct berthd *d);
-
-/* status.c */
-json_t *status_allocation (struct berthd *d);
-json_t *status_leases (struct berthd *d);
-json_t *status_queue (struct berthd *d);
-json_t *status_daemon (struct berthd *d);
-json_t *resources_lease (struct berthd *d, const struct lease *ls);
-json_t *resources_allocation (struct berthd *d);
 
 #endif

@@ -9,6 +9,8 @@
 #include <syslog.h>
 
 #include "berthd.h"
+#include "status.h"
+#include "leases.h"
 #include "ops.h"
 #include "pidstart.h"
 #include "queue.h"

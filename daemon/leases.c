@@ -12,6 +12,7 @@
 #include <syslog.h>
 
 #include "berthd.h"
+#include "leases.h"
 #include "ops.h"
 #include "queue.h"
 #include "pidstart.h"

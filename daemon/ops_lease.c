@@ -11,6 +11,7 @@
 #include <syslog.h>
 
 #include "berthd.h"
+#include "leases.h"
 #include "ops.h"
 #include "queue.h"
 #include "idset.h"

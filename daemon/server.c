@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
 #include <systemd/sd-daemon.h>
 
 #include "berthd.h"

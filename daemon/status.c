@@ -11,6 +11,7 @@
 #include "allocation_json.h"
 #include "berth_config.h"
 #include "berthd.h"
+#include "status.h"
 #include "ops.h"
 #include "queue.h"
 #include "idset.h"

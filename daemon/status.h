@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* What status and resources report (status.c): every figure `berth status`
+ * prints, read from the daemon's parts. */
+#ifndef BERTHD_STATUS_H
+#define BERTHD_STATUS_H
+
+#include <jansson.h>
+
+struct berthd;
+struct lease;
+
+json_t *status_allocation (struct berthd *d);
+json_t *status_leases (struct berthd *d);
+json_t *status_queue (struct berthd *d);
+json_t *status_daemon (struct berthd *d);
+json_t *resources_lease (struct berthd *d, const struct lease *ls);
+json_t *resources_allocation (struct berthd *d);
+
+#endif
