@@ -47,6 +47,22 @@ int cli_bad_option (const char *cmd, char **argv)
                      argv[optind - 1]);
 }
 
+int cli_help_or_bad_option (int c, const char *cmd, char **argv,
+                            void (*usage) (FILE *f))
+{
+    if (c != 'h')
+        return cli_bad_option (cmd, argv);
+    usage (stdout);
+    return 0;
+}
+
+int cli_no_operands (const char *cmd, const char *hint, int argc, char **argv)
+{
+    if (optind >= argc)
+        return 0;
+    return cli_fail (2, cmd, "unexpected argument '%s'%s", argv[optind], hint);
+}
+
 static void usage (FILE *f)
 {
     fprintf (f, "Usage: berth COMMAND [OPTIONS]\n\nCommands:\n");

@@ -123,15 +123,12 @@ int cmd_events (int argc, char **argv)
         case OPT_FOLLOW: follow = true; break;
         case OPT_HISTORY: history = true; break;
         case OPT_SOCKET: socket = optarg; break;
-        case 'h':
-            usage (stdout);
-            return 0;
         default:
-            return cli_bad_option ("events", argv);
+            return cli_help_or_bad_option (c, "events", argv, usage);
         }
     }
-    if (optind < argc)
-        return cli_fail (2, "events", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands ("events", "", argc, argv))
+        return 2;
     if (history && !follow)
         return cli_fail (2, "events", "--history goes with --follow (without it berth "
                          "events prints the history and exits)");

@@ -63,13 +63,12 @@ int cmd_machine (int argc, char **argv)
         switch (c) {
         case OPT_JSON: json = true; break;
         case OPT_ALLOCATION: allocation = true; break;
-        case 'h': usage (stdout); return 0;
         default:
-            return cli_bad_option ("machine", argv);
+            return cli_help_or_bad_option (c, "machine", argv, usage);
         }
     }
-    if (optind < argc)
-        return cli_fail (2, "machine", "unexpected argument '%s' (see --help)", argv[optind]);
+    if (cli_no_operands ("machine", " (see --help)", argc, argv))
+        return 2;
 
     berth_error_t err = { 0 };
     struct machine *m = NULL;

@@ -33,11 +33,8 @@ int cmd_release (int argc, char **argv)
         case 's':
             socket = optarg;
             break;
-        case 'h':
-            usage (stdout);
-            return 0;
         default:
-            return cli_bad_option ("release", argv);
+            return cli_help_or_bad_option (c, "release", argv, usage);
         }
     }
     if (optind >= argc)

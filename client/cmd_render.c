@@ -258,9 +258,8 @@ static int parse_args (int argc, char **argv, struct render_args *a)
             a->has_cap = true;
             break;
         case OPT_JSON: a->json = true; break;
-        case 'h': usage (stdout); return 0;
         default:
-            return cli_bad_option ("render", argv);
+            return cli_help_or_bad_option (c, "render", argv, usage);
         }
     }
     if (a->cores && (a->ntasks_given || a->cpt_given))

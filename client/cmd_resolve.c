@@ -133,15 +133,12 @@ static int parse_args (int argc, char **argv, struct resolve_args *a)
         case OPT_JSON: a->json = true; break;
         case OPT_SCRIPT: a->script = true; break;
         case OPT_STRICT: a->strict = true; break;
-        case 'h': usage (stdout); return 0;
         default:
-            return cli_fail (2, "resolve", "unknown or incomplete option '%s' "
-                             "(see --help)", argv[optind - 1]);
+            return cli_help_or_bad_option (c, "resolve", argv, usage);
         }
     }
-    if (optind < argc)
-        return cli_fail (2, "resolve", "unexpected argument '%s' (see --help)",
-                         argv[optind]);
+    if (cli_no_operands ("resolve", " (see --help)", argc, argv))
+        return 2;
     if (a->req.nodes == 0)
         return cli_fail (2, "resolve", "--nodes N is required (see --help)");
     if (a->json && a->script)

@@ -64,15 +64,12 @@ int cmd_shutdown (int argc, char **argv)
         case OPT_SOCKET:
             socket = optarg;
             break;
-        case 'h':
-            usage (stdout);
-            return 0;
         default:
-            return cli_bad_option ("shutdown", argv);
+            return cli_help_or_bad_option (c, "shutdown", argv, usage);
         }
     }
-    if (optind < argc)
-        return cli_fail (2, "shutdown", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands ("shutdown", "", argc, argv))
+        return 2;
     if (drain && force)
         return cli_fail (2, "shutdown", "--drain and --force contradict each other; "
                          "choose one");

@@ -115,13 +115,12 @@ static int parse_args (int argc, char **argv, struct size_args *a)
                 return 2;
             break;
         case OPT_JSON: a->json = true; break;
-        case 'h': usage (stdout); return 0;
         default:
-            return cli_bad_option ("size", argv);
+            return cli_help_or_bad_option (c, "size", argv, usage);
         }
     }
-    if (optind < argc)
-        return cli_fail (2, "size", "unexpected argument '%s' (see --help)", argv[optind]);
+    if (cli_no_operands ("size", " (see --help)", argc, argv))
+        return 2;
     if (a->cells == 0)
         return cli_fail (2, "size", "--cells N is required (see --help)");
     return -1;

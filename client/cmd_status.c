@@ -354,15 +354,12 @@ int cmd_status (int argc, char **argv)
         case OPT_TIME_LEFT:
             status_flags |= BERTH_STATUS_TIME_LEFT;
             break;
-        case 'h':
-            usage (stdout);
-            return 0;
         default:
-            return cli_bad_option ("status", argv);
+            return cli_help_or_bad_option (c, "status", argv, usage);
         }
     }
-    if (optind < argc)
-        return cli_fail (2, "status", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands ("status", "", argc, argv))
+        return 2;
     if (json && live)
         return cli_fail (2, "status", "--json and --watch do not go together; for a "
                          "stream of events, one JSON object a line, use berth events --json "

@@ -179,15 +179,12 @@ int cmd_verify (int argc, char **argv)
         case OPT_SYSFS:
             sysfs_root = optarg;
             break;
-        case 'h':
-            usage (stdout);
-            return 0;
         default:
-            return cli_bad_option ("verify", argv);
+            return cli_help_or_bad_option (c, "verify", argv, usage);
         }
     }
-    if (optind < argc)
-        return cli_fail (2, "verify", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands ("verify", "", argc, argv))
+        return 2;
     berth_error_t err = { 0 };
     json_t *r = report (sysfs_root, &err);
     if (!r)

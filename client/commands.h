@@ -4,6 +4,8 @@
 #ifndef BERTH_COMMANDS_H
 #define BERTH_COMMANDS_H
 
+#include <stdio.h>
+
 int cmd_render (int argc, char **argv);
 int cmd_machine (int argc, char **argv);
 int cmd_resolve (int argc, char **argv);
@@ -25,5 +27,16 @@ int cli_fail (int status, const char *cmd, const char *fmt, ...)
 /* The usage error for the option getopt_long just refused (argv as given to
  * the subcommand): exit status 2. */
 int cli_bad_option (const char *cmd, char **argv);
+
+/* The rest of a subcommand's getopt_long switch, the same in each: -h/--help
+ * (c == 'h') prints usage on stdout and gives 0; anything else is the usage
+ * error of cli_bad_option. */
+int cli_help_or_bad_option (int c, const char *cmd, char **argv,
+                            void (*usage) (FILE *f));
+
+/* After the options of a subcommand that takes no operands: 0 when none is
+ * left, else the usage error naming the first (hint follows the message, ""
+ * for none) and 2. */
+int cli_no_operands (const char *cmd, const char *hint, int argc, char **argv);
 
 #endif

@@ -43,29 +43,22 @@ struct cut {
     berth_error_t *err;
 };
 
-static int invalid (struct cut *c, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
-static int refuse (struct cut *c, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
+/* A failure of the cut, its message led by the step's name; code is its
+ * kind for the client: invalid (the request contradicts itself) or refuse
+ * (it is sound but cannot fit here). */
+static int cut_fail (struct cut *c, const char *code, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+#define invalid(c, ...) cut_fail ((c), "invalid_request", __VA_ARGS__)
+#define refuse(c, ...) cut_fail ((c), "unsatisfiable", __VA_ARGS__)
 
-static int invalid (struct cut *c, const char *fmt, ...)
+static int cut_fail (struct cut *c, const char *code, const char *fmt, ...)
 {
     char msg[800];
     va_list ap;
     va_start (ap, fmt);
     vsnprintf (msg, sizeof (msg), fmt, ap);
     va_end (ap);
-    return errprintf_code (c->err, "invalid_request", "%s: %s", c->name, msg);
-}
-
-static int refuse (struct cut *c, const char *fmt, ...)
-{
-    char msg[800];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (msg, sizeof (msg), fmt, ap);
-    va_end (ap);
-    return errprintf_code (c->err, "unsatisfiable", "%s: %s", c->name, msg);
+    return errprintf_code (c->err, code, "%s: %s", c->name, msg);
 }
 
 /* A minimum defaults to its target: a step is only reduced as far as it says

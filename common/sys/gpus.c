@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* GPUs of this node from driver files alone (no GPU runtime loaded). */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,79 +127,82 @@ static int add_gpu (struct gpu_facts *f, const struct gpu_info *g,
     return 0;
 }
 
-/* One directory per GPU, named by its PCI bus id, ordered by bus id (the
- * order CUDA_DEVICE_ORDER=PCI_BUS_ID numbers them in). */
-static int detect_nvidia (const char *proc_root, const char *sysfs_root,
-                          struct gpu_facts *f, berth_error_t *err)
+/* Where one vendor's driver lists its GPUs: a directory with an entry per
+ * device (dir, under root), the order of its entries, and how an entry is
+ * read (false: the entry is no GPU). */
+struct gpu_scan {
+    const char *root;
+    const char *dir;
+    int (*cmp) (const void *, const void *);
+    bool (*read) (const char *root, const char *name, struct gpu_info *g);
+    enum gpu_vendor vendor;
+};
+
+/* Every vendor's scan ends alike: the entries in order, each GPU with its
+ * PCI locality, and the vendor set when any was found. */
+static int scan_gpus (const struct gpu_scan *s, const char *sysfs_root,
+                      struct gpu_facts *f, berth_error_t *err)
 {
-    char path[4096], text[64];
-    snprintf (path, sizeof (path), "%s/driver/nvidia/gpus", proc_root);
-    int n;
-    char **names = list_dir (path, &n, cmp_name);
-    for (int i = 0; i < n; i++) {
+    char path[4096];
+    snprintf (path, sizeof (path), "%s/%s", s->root, s->dir);
+    int n, rc = 0;
+    char **names = list_dir (path, &n, s->cmp);
+    for (int i = 0; i < n && rc == 0; i++) {
         struct gpu_info g = { .minor = -1 };
-        snprintf (path, sizeof (path), "%s/driver/nvidia/gpus/%s/information",
-                  proc_root, names[i]);
-        snprintf (g.bus_id, sizeof (g.bus_id), "%s", names[i]);
-        for (char *c = g.bus_id; *c; c++)
-            *c = (char) (*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
-        read_field (path, "Model", ':', g.model, sizeof (g.model));
-        read_field (path, "GPU UUID", ':', g.uuid, sizeof (g.uuid));
-        if (read_field (path, "Device Minor", ':', text, sizeof (text)) == 0)
-            g.minor = atoi (text);
+        if (!s->read (s->root, names[i], &g))
+            continue;
         pci_locality (sysfs_root, &g);
-        if (add_gpu (f, &g, err) < 0) {
-            free_list (names, n);
-            return -1;
-        }
+        rc = add_gpu (f, &g, err);
     }
     free_list (names, n);
-    if (f->count)
-        f->vendor = GPU_VENDOR_NVIDIA;
-    return 0;
+    if (rc == 0 && f->count)
+        f->vendor = s->vendor;
+    return rc;
+}
+
+/* One directory per GPU, named by its PCI bus id, ordered by bus id (the
+ * order CUDA_DEVICE_ORDER=PCI_BUS_ID numbers them in). */
+static bool read_nvidia (const char *proc_root, const char *name,
+                         struct gpu_info *g)
+{
+    char path[4096], text[64];
+    snprintf (path, sizeof (path), "%s/driver/nvidia/gpus/%s/information",
+              proc_root, name);
+    snprintf (g->bus_id, sizeof (g->bus_id), "%s", name);
+    for (char *c = g->bus_id; *c; c++)
+        *c = (char) (*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
+    read_field (path, "Model", ':', g->model, sizeof (g->model));
+    read_field (path, "GPU UUID", ':', g->uuid, sizeof (g->uuid));
+    if (read_field (path, "Device Minor", ':', text, sizeof (text)) == 0)
+        g->minor = atoi (text);
+    return true;
 }
 
 /* kfd topology nodes; CPUs have gpu_id 0. The PCI address comes from the
  * node's properties (domain, location_id = bus << 8 | device << 3 | fn). */
-static int detect_amd (const char *sysfs_root, struct gpu_facts *f,
-                       berth_error_t *err)
+static bool read_amd (const char *sysfs_root, const char *name,
+                      struct gpu_info *g)
 {
     char path[4096], props[4096], text[64];
-    snprintf (path, sizeof (path), "%s/class/kfd/kfd/topology/nodes",
-              sysfs_root);
-    int n;
-    char **names = list_dir (path, &n, cmp_number);
-    for (int i = 0; i < n; i++) {
-        snprintf (path, sizeof (path),
-                  "%s/class/kfd/kfd/topology/nodes/%s/gpu_id", sysfs_root,
-                  names[i]);
-        if (read_line (path, text, sizeof (text)) < 0 || atol (text) == 0)
-            continue;
-        struct gpu_info g = { .minor = -1 };
-        snprintf (path, sizeof (path), "%s/class/kfd/kfd/topology/nodes/%s/name",
-                  sysfs_root, names[i]);
-        read_line (path, g.model, sizeof (g.model));
-        snprintf (props, sizeof (props),
-                  "%s/class/kfd/kfd/topology/nodes/%s/properties", sysfs_root,
-                  names[i]);
-        read_field (props, "unique_id", ' ', g.uuid, sizeof (g.uuid));
-        if (read_field (props, "location_id", ' ', text, sizeof (text)) == 0) {
-            unsigned long loc = strtoul (text, NULL, 10), dom = 0;
-            if (read_field (props, "domain", ' ', text, sizeof (text)) == 0)
-                dom = strtoul (text, NULL, 10);
-            snprintf (g.bus_id, sizeof (g.bus_id), "%04lx:%02lx:%02lx.%lx",
-                      dom, (loc >> 8) & 0xff, (loc >> 3) & 0x1f, loc & 0x7);
-        }
-        pci_locality (sysfs_root, &g);
-        if (add_gpu (f, &g, err) < 0) {
-            free_list (names, n);
-            return -1;
-        }
+    snprintf (path, sizeof (path),
+              "%s/class/kfd/kfd/topology/nodes/%s/gpu_id", sysfs_root, name);
+    if (read_line (path, text, sizeof (text)) < 0 || atol (text) == 0)
+        return false;
+    snprintf (path, sizeof (path), "%s/class/kfd/kfd/topology/nodes/%s/name",
+              sysfs_root, name);
+    read_line (path, g->model, sizeof (g->model));
+    snprintf (props, sizeof (props),
+              "%s/class/kfd/kfd/topology/nodes/%s/properties", sysfs_root,
+              name);
+    read_field (props, "unique_id", ' ', g->uuid, sizeof (g->uuid));
+    if (read_field (props, "location_id", ' ', text, sizeof (text)) == 0) {
+        unsigned long loc = strtoul (text, NULL, 10), dom = 0;
+        if (read_field (props, "domain", ' ', text, sizeof (text)) == 0)
+            dom = strtoul (text, NULL, 10);
+        snprintf (g->bus_id, sizeof (g->bus_id), "%04lx:%02lx:%02lx.%lx",
+                  dom, (loc >> 8) & 0xff, (loc >> 3) & 0x1f, loc & 0x7);
     }
-    free_list (names, n);
-    if (f->count)
-        f->vendor = GPU_VENDOR_AMD;
-    return 0;
+    return true;
 }
 
 int gpus_detect (const char *proc_root, const char *sysfs_root,
@@ -210,8 +214,16 @@ int gpus_detect (const char *proc_root, const char *sysfs_root,
     if (!sysfs_root)
         sysfs_root = "/sys";
     /* A node has one vendor's GPUs; NVIDIA's files are checked first. */
-    if (detect_nvidia (proc_root, sysfs_root, &f, err) < 0
-        || (f.count == 0 && detect_amd (sysfs_root, &f, err) < 0)) {
+    const struct gpu_scan nvidia = {
+        proc_root, "driver/nvidia/gpus", cmp_name, read_nvidia,
+        GPU_VENDOR_NVIDIA,
+    };
+    const struct gpu_scan amd = {
+        sysfs_root, "class/kfd/kfd/topology/nodes", cmp_number, read_amd,
+        GPU_VENDOR_AMD,
+    };
+    if (scan_gpus (&nvidia, sysfs_root, &f, err) < 0
+        || (f.count == 0 && scan_gpus (&amd, sysfs_root, &f, err) < 0)) {
         gpu_facts_free (&f);
         return -1;
     }

@@ -145,31 +145,39 @@ static int finish (struct select_ctx *c, struct machine *m,
     return machine_parse_parallel (m, err);
 }
 
+enum fact { FACT_CORES, FACT_MEMORY };
+
+/* A figure the job's environment gave (*value > 0) stands; else this host's
+ * detected one, with *src saying so. The host is only looked at when a
+ * figure is missing, since detection reads much of /proc and /sys. */
+static int or_detected (struct select_ctx *c, long long *value,
+                        const char **src, enum fact which, berth_error_t *err)
+{
+    const struct machine_facts *f;
+    if (*value > 0)
+        return 0;
+    if (ctx_facts (c, &f, err) < 0)
+        return -1;
+    *value = which == FACT_CORES ? f->cores : f->memory_mb;
+    *src = "detected";
+    return 0;
+}
+
 /* The generic machine for a Slurm job: srun, and the figures the job's
  * environment gives, this host's where it gives none. No targets. */
 static int build_slurm (struct select_ctx *c, struct machine *m,
                         berth_error_t *err)
 {
     static const char origin[] = "generic slurm machine";
-    const struct machine_facts *f;
     const char *src = "SLURM_JOB_CPUS_PER_NODE";
     long long cores = leading_int (ctx_getenv (c, src));
     if (cores <= 0)
         cores = leading_int (ctx_getenv (c, src = "SLURM_CPUS_ON_NODE"));
-    if (cores <= 0) {
-        if (ctx_facts (c, &f, err) < 0)
-            return -1;
-        cores = f->cores;
-        src = "detected";
-    }
     const char *msrc = "SLURM_MEM_PER_NODE";
     long long mem = whole_int (ctx_getenv (c, msrc));
-    if (mem <= 0) {
-        if (ctx_facts (c, &f, err) < 0)
-            return -1;
-        mem = f->memory_mb;
-        msrc = "detected";
-    }
+    if (or_detected (c, &cores, &src, FACT_CORES, err) < 0
+        || or_detected (c, &mem, &msrc, FACT_MEMORY, err) < 0)
+        return -1;
     const char *gsrc = "SLURM_GPUS_ON_NODE";
     long long gpus = whole_int (ctx_getenv (c, gsrc));
     if (gpus < 0 && ctx_getenv (c, "SLURM_JOB_GPUS")) {

@@ -3,6 +3,7 @@
 and that does no I/O: where the socket is, how a request is written and a
 reply read and judged, what a resent request carries, how long to wait
 between tries to reconnect, and the objects the replies describe."""
+import itertools
 import json
 import os
 import random
@@ -40,6 +41,11 @@ def first_id() -> int:
     return random.SystemRandom().randrange(1, 1 << 40)
 
 
+def request_ids() -> Iterator[int]:
+    """A connection's request ids, from first_id() on, each once."""
+    return itertools.count(first_id())
+
+
 # -- where berthd is ----------------------------------------------------------
 
 def default_socket_path(environ: Mapping[str, str], uid: int) -> str:
@@ -73,6 +79,21 @@ def path_origin(path: Optional[str]) -> str:
     if os.environ.get("BERTH_SOCKET"):
         return " (from BERTH_SOCKET)"
     return " (the default socket: BERTH_SOCKET is not set)"
+
+
+class Endpoint:
+    """Where a client connects and how long it waits, as both clients take
+    them: the socket path (and where that came from, for messages), the
+    connect and reply timeouts, and the seconds in all to reach a restarted
+    berthd (0: do not try)."""
+
+    def __init__(self, path: Optional[str], timeout: Optional[float],
+                 reply_timeout: Optional[float], reconnect: Optional[float]) -> None:
+        self.path = socket_path(path)
+        self._origin = path_origin(path)
+        self.connect_timeout = timeout
+        self.reply_timeout = reply_timeout
+        self.reconnect = reconnect or 0.0
 
 
 def connect_error(path: str, origin: str, errno_name: Optional[str],
@@ -166,31 +187,45 @@ def backoff(total: float, first: float = 0.05, cap: float = 1.0) -> Iterator[flo
         delay = min(cap, delay * 2)
 
 
-class Gone:
-    """Tells a crash from a stop while reconnecting: a crash leaves the
-    socket and a restart replaces it at once; a socket missing GONE_S
-    seconds in a row was removed by a berthd that stopped on purpose."""
+class Reconnecting:
+    """One reconnection's tries, kept the same way by both clients: the
+    pauses between them (backoff), the last failure, and whether berthd
+    stopped on purpose, told from a crash as a crash leaves the socket and a
+    restart replaces it at once, while a socket missing GONE_S seconds in a
+    row was removed by a berthd that stopped; then the error that ends it.
+    The loop itself stays in each client, one blocking and one awaiting."""
 
-    def __init__(self) -> None:
-        self.since: Optional[float] = None
+    def __init__(self, why: str, path: str, total: float) -> None:
+        self.why, self.path, self.total = why, path, total
+        self.last = why
+        self.stopped = False
+        self._missing_since: Optional[float] = None
 
-    def stopped(self, err: ConnectFailed, now: float) -> bool:
+    def pauses(self) -> Iterator[float]:
+        return backoff(self.total)
+
+    def refused(self, err: ConnectFailed, now: float) -> bool:
+        """Note a try that could not connect; True when berthd stopped and
+        there is no use trying again."""
+        self.last = err.message
         if not err.missing:
-            self.since = None
-            return False
-        if self.since is None:
-            self.since = now
-        return now - self.since >= GONE_S
+            self._missing_since = None
+        elif self._missing_since is None:
+            self._missing_since = now
+        self.stopped = (self._missing_since is not None
+                        and now - self._missing_since >= GONE_S)
+        return self.stopped
 
-
-def gave_up(why: str, path: str, total: float, last: str, stopped: bool,
-            held: Sequence[str]) -> ConnectFailed:
-    return ConnectFailed(
-        f"berthd went away ({why}) and "
-        + (f"its socket {path} has been gone for {GONE_S:g} s: it stopped (a shutdown or "
-           "SIGTERM removes it)" if stopped else
-           f"could not be reached again at {path} within {total:g} s ({last})")
-        + f"; the leases held on this connection ({', '.join(held) or 'none'}) may have ended")
+    def failed(self, held: Sequence[str]) -> ConnectFailed:
+        """The error once the tries are over; held: the leases' ids."""
+        return ConnectFailed(
+            f"berthd went away ({self.why}) and "
+            + (f"its socket {self.path} has been gone for {GONE_S:g} s: it stopped (a "
+               "shutdown or SIGTERM removes it)" if self.stopped else
+               f"could not be reached again at {self.path} within {self.total:g} s "
+               f"({self.last})")
+            + f"; the leases held on this connection ({', '.join(held) or 'none'}) may "
+            "have ended")
 
 
 def resent_fields(op: str, fields: Mapping[str, Any]) -> Dict[str, Any]:
@@ -202,6 +237,15 @@ def resent_fields(op: str, fields: Mapping[str, Any]) -> Dict[str, Any]:
     if op == "acquire":
         out["resume"] = True
     return out
+
+
+def acquire_fields(scope: Mapping[str, Any]) -> Dict[str, Any]:
+    """The acquire fields among the arguments of an acquire function (its
+    locals(), taken before it sets any of its own), in the order they were
+    declared. Each acquire function spells its fields out as keywords so
+    that mypy checks a caller's names and types; this hands them on without
+    naming each a second time."""
+    return {k: v for k, v in scope.items() if k in ACQUIRE_FIELDS}
 
 
 def acquire_request(fields: Mapping[str, Any]) -> Dict[str, Any]:

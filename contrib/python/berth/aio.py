@@ -73,7 +73,7 @@ class _Conn:
         self._lines = _wire.Lines()
         self._pending: Dict[int, _Pending] = {}
         self._abandoned: Set[int] = set()
-        self._next_id = _wire.first_id()
+        self._ids = _wire.request_ids()
         self._reader: Optional[asyncio.StreamReader] = None
         self._writer: Optional[asyncio.StreamWriter] = None
         self._task: Optional["asyncio.Task[None]"] = None
@@ -112,11 +112,6 @@ class _Conn:
         if self._task is not None and self._task is not asyncio.current_task():
             await asyncio.gather(self._task, return_exceptions=True)
 
-    def _take_id(self) -> int:
-        rid = self._next_id
-        self._next_id += 1
-        return rid
-
     def _write(self, op: str, rid: int, fields: Mapping[str, Any]) -> None:
         if self._writer is not None and not self._writer.is_closing():
             self._writer.write(_wire.encode(op, rid, fields))
@@ -128,7 +123,7 @@ class _Conn:
             raise ConnectFailed("this client is closed")
         if self._dead is not None:
             raise self._dead
-        rid = self._take_id()
+        rid = next(self._ids)
         fut: "asyncio.Future[Dict[str, Any]]" = asyncio.get_running_loop().create_future()
         self._pending[rid] = _Pending(op, dict(fields), time.monotonic(), fut)
         if not self._reconnecting:
@@ -182,7 +177,7 @@ class _Conn:
         lid = msg.get("lease")
         if msg.get("ok") is True and isinstance(lid, str) and "placement" in msg \
                 and lid not in self.leases:
-            rid = self._take_id()
+            rid = next(self._ids)
             self._abandoned.add(rid)
             self._write("release", rid, {"lease": lid})
 
@@ -245,7 +240,7 @@ class _Conn:
 
     async def _roundtrip(self, op: str, fields: Mapping[str, Any]) -> Dict[str, Any]:
         """From the reading task itself: send and read until the reply."""
-        rid = self._take_id()
+        rid = next(self._ids)
         self._write(op, rid, fields)
         while True:
             msg = self._lines.next()
@@ -266,8 +261,8 @@ class _Conn:
     async def _connect_again(self, why: str) -> None:
         if self._writer is not None:
             self._writer.close()
-        last, gone, stopped = why, _wire.Gone(), False
-        for pause in _wire.backoff(self.reconnect):
+        tries = _wire.Reconnecting(why, self.path, self.reconnect)
+        for pause in tries.pauses():
             try:
                 await asyncio.wait_for(self._closing.wait(), pause)
                 raise Cancelled("the client was closed while it reconnected to berthd")
@@ -276,9 +271,7 @@ class _Conn:
             try:
                 await self._connect()
             except ConnectFailed as e:
-                last = e.message
-                stopped = gone.stopped(e, time.monotonic())
-                if stopped:
+                if tries.refused(e, time.monotonic()):
                     break
                 continue
             self._abandoned.clear()
@@ -294,7 +287,7 @@ class _Conn:
                         del self.leases[lid]
                         lease._lose(e.message)
             except _Lost as e:
-                last = str(e)
+                tries.last = str(e)
                 continue
             for rid in sorted(self._pending):       # under the same ids
                 p = self._pending[rid]
@@ -304,7 +297,7 @@ class _Conn:
                 self._write(p.op, rid, _wire.resent_fields(p.op, p.fields))
             self.reconnects += 1
             return
-        raise _wire.gave_up(why, self.path, self.reconnect, last, stopped, list(self.leases))
+        raise tries.failed(list(self.leases))
 
 
 class AsyncLease(LeaseBase):
@@ -437,7 +430,7 @@ async def _acquire_on_own(path: str, origin: str, connect_timeout: Optional[floa
     return lease
 
 
-class AsyncClient:
+class AsyncClient(_wire.Endpoint):
     """berthd for asyncio (see the module's text). ``timeout`` bounds
     connecting; ``reply_timeout`` the wait for any reply but a waiting
     acquire's (ClientTimeout, nothing lost); ``reconnect`` the seconds in
@@ -447,11 +440,7 @@ class AsyncClient:
     def __init__(self, path: Optional[str] = None, timeout: Optional[float] = None, *,
                  reply_timeout: Optional[float] = None,
                  reconnect: Optional[float] = RECONNECT_S) -> None:
-        self.path = socket_path(path)
-        self._origin = _wire.path_origin(path)
-        self.connect_timeout = timeout
-        self.reply_timeout = reply_timeout
-        self.reconnect = reconnect or 0.0
+        super().__init__(path, timeout, reply_timeout, reconnect)
         self._conn: Optional[_Conn] = None
         self._held: Set[AsyncLease] = set()
         self._watches: Set[_Conn] = set()
@@ -494,6 +483,9 @@ class AsyncClient:
     async def hello(self, version: int = PROTOCOL_VERSION) -> Dict[str, Any]:
         return await self.request("hello", version=version)
 
+    # The keywords are Client.acquire's, written out again for mypy (see
+    # there); the operations here mirror Client's as coroutines, their
+    # request building and reply reading shared in _wire.
     def acquire(self, *, ntasks: Optional[int] = None, cpus_per_task: Optional[int] = None,
                 cores: Optional[int] = None, gpus: Optional[int] = None,
                 memory: Optional[int] = None, min_tasks: Optional[int] = None,
@@ -507,13 +499,7 @@ class AsyncClient:
                 duration: Optional[float] = None, env: bool = True) -> _Acquiring:
         """As Client.acquire, on a connection of its own: ``lease = await
         c.acquire(...)`` or ``async with c.acquire(...) as lease``."""
-        fields = dict(
-            ntasks=ntasks, cpus_per_task=cpus_per_task, cores=cores, gpus=gpus,
-            memory=memory, min_tasks=min_tasks, min_cpus_per_task=min_cpus_per_task,
-            min_cores=min_cores, min_gpus=min_gpus, min_memory=min_memory,
-            may_span_nodes=may_span_nodes, local=local, label=label, priority=priority,
-            timeout=timeout, wait=wait, argv=argv, detach=detach, ttl=ttl,
-            owner_pid=owner_pid, duration=duration, env=env)
+        fields = _wire.acquire_fields(locals())
         _wire.acquire_request(fields)     # a wrong field fails here, not when awaited
 
         async def make() -> AsyncLease:
@@ -592,6 +578,7 @@ async def connect(path: Optional[str] = None, timeout: Optional[float] = None, *
                              reconnect=reconnect).open()
 
 
+# Its keywords are Client.acquire's, written out again for mypy (see there).
 def acquire(path: Optional[str] = None, *, ntasks: Optional[int] = None,
             cpus_per_task: Optional[int] = None, cores: Optional[int] = None,
             gpus: Optional[int] = None, memory: Optional[int] = None,
@@ -606,13 +593,7 @@ def acquire(path: Optional[str] = None, *, ntasks: Optional[int] = None,
             env: bool = True, reconnect: Optional[float] = RECONNECT_S) -> _Acquiring:
     """A lease on a connection of its own: ``async with
     berth.aio.acquire(cores=4) as lease: await lease.run()``."""
-    fields = dict(
-        ntasks=ntasks, cpus_per_task=cpus_per_task, cores=cores, gpus=gpus,
-        memory=memory, min_tasks=min_tasks, min_cpus_per_task=min_cpus_per_task,
-        min_cores=min_cores, min_gpus=min_gpus, min_memory=min_memory,
-        may_span_nodes=may_span_nodes, local=local, label=label, priority=priority,
-        timeout=timeout, wait=wait, argv=argv, detach=detach, ttl=ttl,
-        owner_pid=owner_pid, duration=duration, env=env)
+    fields = _wire.acquire_fields(locals())
     _wire.acquire_request(fields)
     where = socket_path(path)
     origin = _wire.path_origin(path)

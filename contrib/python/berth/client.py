@@ -87,7 +87,7 @@ class Lease(LeaseBase):
         return self._run(argv, input, capture_output, timeout, check, env, kwargs)
 
 
-class Client:
+class Client(_wire.Endpoint):
     """One connection to berthd. Requests on it are served one at a time (a
     waiting acquire holds the connection); use one Client per thread that
     waits. Closing it, from any thread, ends its connection-bound leases,
@@ -103,16 +103,12 @@ class Client:
     def __init__(self, path: Optional[str] = None, timeout: Optional[float] = None, *,
                  reply_timeout: Optional[float] = None,
                  reconnect: Optional[float] = RECONNECT_S) -> None:
-        self.path = socket_path(path)
-        self._origin = _wire.path_origin(path)
-        self.connect_timeout = timeout
-        self.reply_timeout = reply_timeout
-        self.reconnect = reconnect or 0.0
+        super().__init__(path, timeout, reply_timeout, reconnect)
         self._lock = threading.RLock()        # one request at a time
         self._state = threading.Lock()        # the socket against close()
         self._closing = threading.Event()
         self._lines = _wire.Lines()
-        self._next_id = _wire.first_id()
+        self._ids = _wire.request_ids()
         self._events: Deque[Event] = deque()
         self._watching = False
         self._abandoned: Set[int] = set()     # ids whose reply came too late to wait for
@@ -239,19 +235,14 @@ class Client:
         lid = msg.get("lease")
         if msg.get("ok") is True and isinstance(lid, str) and "placement" in msg \
                 and lid not in self._leases:
-            rid = self._take_id()
+            rid = next(self._ids)
             self._send(_wire.encode("release", rid, {"lease": lid}))
             self._abandoned.add(rid)
-
-    def _take_id(self) -> int:
-        rid = self._next_id
-        self._next_id += 1
-        return rid
 
     def _roundtrip(self, op: str, fields: Mapping[str, Any], waits: bool,
                    rid: Optional[int] = None) -> Dict[str, Any]:
         """Send and read the reply on the connection as it is (no retry)."""
-        rid = self._take_id() if rid is None else rid
+        rid = next(self._ids) if rid is None else rid
         self._send(_wire.encode(op, rid, fields))
         limit = None if waits or self.reply_timeout is None else self.reply_timeout
         deadline = None if limit is None else time.monotonic() + limit
@@ -269,7 +260,7 @@ class Client:
         if self.closed:
             raise ConnectFailed("this client is closed")
         with self._lock:
-            rid = self._take_id()
+            rid = next(self._ids)
             sent = dict(fields)
             resent = 0
             while True:
@@ -299,16 +290,14 @@ class Client:
     def _reconnect(self, why: str, skip: Optional[Set[str]] = None) -> None:
         """Connect again (bounded backoff) and reclaim the held leases."""
         self._drop()
-        last, gone, stopped = why, _wire.Gone(), False
-        for pause in _wire.backoff(self.reconnect):
+        tries = _wire.Reconnecting(why, self.path, self.reconnect)
+        for pause in tries.pauses():
             if self._closing.wait(pause):
                 raise Cancelled("the client was closed while it reconnected to berthd")
             try:
                 self._install(self._open())
             except ConnectFailed as e:
-                last = e.message
-                stopped = gone.stopped(e, time.monotonic())
-                if stopped:
+                if tries.refused(e, time.monotonic()):
                     break
                 continue
             self._abandoned.clear()
@@ -323,11 +312,11 @@ class Client:
                         lease._lose(e.message)
             except _Lost as e:
                 self._drop()
-                last = str(e)
+                tries.last = str(e)
                 continue
             self.reconnects += 1
             return
-        raise _wire.gave_up(why, self.path, self.reconnect, last, stopped, list(self._leases))
+        raise tries.failed(list(self._leases))
 
     def request(self, op: str, **fields: Any) -> Dict[str, Any]:
         """Send one request (members that are None are left out) and return
@@ -340,6 +329,12 @@ class Client:
         """Versions: the reply's ``version``, ``versions`` and ``server``."""
         return self.request("hello", version=version)
 
+    # The acquire keywords are written out here and in berth.acquire,
+    # AsyncClient.acquire and berth.aio.acquire rather than shared as
+    # **fields: mypy --strict must reject a misspelt or mistyped field, and
+    # the mypy of Debian 12 (1.0) cannot type **kwargs from one TypedDict
+    # (PEP 692's Unpack is an incomplete feature there). What they do with
+    # the fields is shared (_wire.acquire_fields, _wire.acquire_request).
     def acquire(self, *, ntasks: Optional[int] = None, cpus_per_task: Optional[int] = None,
                 cores: Optional[int] = None, gpus: Optional[int] = None,
                 memory: Optional[int] = None, min_tasks: Optional[int] = None,
@@ -357,13 +352,7 @@ class Client:
         checked against the job's end and lets the step backfill onto nodes
         held for a waiting step. Returns the Lease (a context manager that
         releases it)."""
-        return self._acquire(dict(
-            ntasks=ntasks, cpus_per_task=cpus_per_task, cores=cores, gpus=gpus,
-            memory=memory, min_tasks=min_tasks, min_cpus_per_task=min_cpus_per_task,
-            min_cores=min_cores, min_gpus=min_gpus, min_memory=min_memory,
-            may_span_nodes=may_span_nodes, local=local, label=label, priority=priority,
-            timeout=timeout, wait=wait, argv=argv, detach=detach, ttl=ttl,
-            owner_pid=owner_pid, duration=duration, env=env), owns_client=False)
+        return self._acquire(_wire.acquire_fields(locals()), owns_client=False)
 
     def _acquire(self, fields: Mapping[str, Any], owns_client: bool) -> Lease:
         req = _wire.acquire_request(fields)
@@ -446,6 +435,7 @@ def connect(path: Optional[str] = None, timeout: Optional[float] = None, *,
     return Client(path, timeout, reply_timeout=reply_timeout, reconnect=reconnect)
 
 
+# Its keywords are Client.acquire's, written out again for mypy (see there).
 def acquire(path: Optional[str] = None, *, ntasks: Optional[int] = None,
             cpus_per_task: Optional[int] = None, cores: Optional[int] = None,
             gpus: Optional[int] = None, memory: Optional[int] = None,
@@ -461,15 +451,10 @@ def acquire(path: Optional[str] = None, *, ntasks: Optional[int] = None,
     """Acquire on a connection of its own, closed when the lease is released
     (or the process exits): ``with berth.acquire(cores=4) as lease: ...``.
     The fields are Client.acquire's."""
+    fields = _wire.acquire_fields(locals())
     client = Client(path, reconnect=reconnect)
     try:
-        return client._acquire(dict(
-            ntasks=ntasks, cpus_per_task=cpus_per_task, cores=cores, gpus=gpus,
-            memory=memory, min_tasks=min_tasks, min_cpus_per_task=min_cpus_per_task,
-            min_cores=min_cores, min_gpus=min_gpus, min_memory=min_memory,
-            may_span_nodes=may_span_nodes, local=local, label=label, priority=priority,
-            timeout=timeout, wait=wait, argv=argv, detach=detach, ttl=ttl,
-            owner_pid=owner_pid, duration=duration, env=env), owns_client=True)
+        return client._acquire(fields, owns_client=True)
     except BaseException:
         client.close()
         raise

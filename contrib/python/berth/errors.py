@@ -25,6 +25,9 @@ class BerthError(Exception):
         return f"{self.message} ({self.code})"
 
 
+# One class a code, each written out rather than made in a loop from a
+# table: callers catch them by name, so mypy and help() must see real
+# classes, each with its own text.
 class InvalidRequest(BerthError):
     """The line or a field is malformed (``invalid_request``)."""
     code = "invalid_request"
