@@ -20,7 +20,6 @@ struct queue {
     int nwaiting;
     struct event *sched_ev;
     bool busy;                    /* queue_run is granting (no re-entry) */
-    bool stopped;
     struct waiter *submitting;    /* its grant is returned, not called back */
 };
 
@@ -146,11 +145,6 @@ void queue_schedule_soon (struct queue *q)
         event_active (q->sched_ev, 0, 0);
 }
 
-void queue_stop (struct queue *q)
-{
-    q->stopped = true;
-}
-
 int queue_waiting (const struct queue *q)
 {
     return q ? q->nwaiting : 0;
@@ -180,7 +174,8 @@ void queue_each (struct queue *q, void (*fn) (struct waiter *w, void *arg),
 static void run (struct queue *q)
 {
     struct berthd *d = q->d;
-    if (q->busy || q->stopped)
+    /* nothing is granted once berthd is leaving its loop */
+    if (q->busy || q->d->stopping)
         return;
     q->busy = true;
     struct waitqueue_result *res = NULL;

@@ -72,7 +72,6 @@ void queue_cancel (struct queue *q, struct waiter *w);
 void queue_refuse_all (struct queue *q, const char *code, const char *msg);
 /* Try the waiters again soon (resources were freed). */
 void queue_schedule_soon (struct queue *q);
-void queue_stop (struct queue *q);      /* grant nothing more */
 int queue_waiting (const struct queue *q);
 /* The i-th entry of the wait queue, in order (-1: past the end). */
 int queue_entry (const struct queue *q, int i,
