@@ -44,6 +44,7 @@
 #include "idset.h"
 #include "journal.h"
 #include "journal_file.h"
+#include "journal_record.h"
 #include "log.h"
 #include "pidstart.h"
 #include "timeval.h"

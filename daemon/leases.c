@@ -251,25 +251,14 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
                                      ls->detached)) < 0)
         log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
                  "only by release", ls->name);
-    /* the reply: {"id": ..., "ok": true, <the lease's members>} */
-    char head[1024], evhead[96];
+    /* the reply and the event, from the same text */
     size_t len = 0;
-    char *warning = NULL;
-    if (late[0]) {
+    if (late[0])
         log_msg (LOG_WARNING, "%s: %s", ls->name, late);
-        json_t *w = json_string (late);
-        warning = w ? json_dumps (w, JSON_ENCODE_ANY) : NULL;
-        json_decref (w);
-    }
-    snprintf (head, sizeof (head), "{\"id\":%s,\"ok\":true,%s%s%s",
-              idtext ? idtext : "null", warning ? "\"warning\":" : "",
-              warning ? warning : "", warning ? "," : "");
+    *reply = grant_reply_line (&lt, idtext, late[0] ? late : NULL,
+                               p->acq.env, reply_len);
     free (idtext);
-    free (warning);
-    *reply = lease_text_line (&lt, head, p->acq.env, "}", reply_len);
-    snprintf (evhead, sizeof (evhead), "{\"event\":\"granted\",\"time\":%s,",
-              lt.time);
-    char *ev = lease_text_line (&lt, evhead, false, "}", &len);
+    char *ev = granted_event_line (&lt, &len);
     events_emit_line (d->events, ev, ev ? len : 0);
     lease_text_free (&lt);
     notify_status_soon (d->notify);

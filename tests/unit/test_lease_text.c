@@ -7,6 +7,7 @@
 #include "grant_json.h"
 #include "journal_file.h"
 #include "lease_text.h"
+#include "journal_record.h"
 #include "testutil.h"
 
 static int cores0[] = { 0, 1, 2, 3 }, cores1[] = { 8, 9, 10, 11 };
@@ -347,6 +348,58 @@ START_TEST (journal_records)
 }
 END_TEST
 
+/* The acquire reply is the codec's (proto_acquire_reply) with the warning
+ * as a member, whatever its length; the granted event carries the lease at
+ * the grant's time. */
+START_TEST (grant_reply_and_event)
+{
+    struct proto_lease l = base ();
+    l.label = "a \"quoted\" step";
+    l.granted = 1700000000.25;
+    struct lease_text t;
+    ck_assert_int_eq (lease_text_build (&l, &t), 0);
+    char warning[3000];
+    memset (warning, 'w', sizeof (warning) - 1);
+    warning[sizeof (warning) - 1] = '\0';
+    memcpy (warning, "ends \"late\"\n", 12);
+    const char *warnings[] = { NULL, "runs past the job's end", warning };
+    const char *ids[] = { NULL, "42", "\"req-1\"" };
+    for (size_t i = 0; i < 3; i++) {
+        size_t len;
+        char *line = grant_reply_line (&t, ids[i], warnings[i], false, &len);
+        ck_assert_ptr_nonnull (line);
+        ck_assert_uint_eq (strlen (line), len);
+        json_error_t je;
+        json_t *got = json_loads (line, JSON_REJECT_DUPLICATES, &je);
+        ck_assert_msg (got != NULL, "not JSON: %s: %.200s", je.text, line);
+        json_t *id = ids[i] ? json_loads (ids[i], JSON_DECODE_ANY, NULL)
+                            : json_null ();
+        json_t *want = proto_acquire_reply (id, &l);
+        ck_assert_ptr_nonnull (want);
+        if (warnings[i])
+            json_object_set_new (want, "warning", json_string (warnings[i]));
+        ck_assert_msg (json_equal (got, want), "%.300s", line);
+        json_decref (id);
+        json_decref (want);
+        json_decref (got);
+        free (line);
+    }
+    size_t len;
+    char *ev = granted_event_line (&t, &len);
+    ck_assert_ptr_nonnull (ev);
+    json_t *e = json_loads (ev, 0, NULL);
+    ck_assert_ptr_nonnull (e);
+    ck_assert_str_eq (json_string_value (json_object_get (e, "event")),
+                      "granted");
+    ck_assert (json_real_value (json_object_get (e, "time")) == l.granted);
+    ck_assert_str_eq (json_string_value (json_object_get (e, "lease")), "L17");
+    ck_assert_ptr_null (json_object_get (e, "env"));
+    json_decref (e);
+    free (ev);
+    lease_text_free (&t);
+}
+END_TEST
+
 START_TEST (refusals)
 {
     struct lease_text t;
@@ -387,6 +440,7 @@ int main (void)
     tcase_add_test (tc, time_reals);
     tcase_add_test (tc, release_lines);
     tcase_add_test (tc, journal_records);
+    tcase_add_test (tc, grant_reply_and_event);
     tcase_add_test (tc, refusals);
     suite_add_tcase (s, tc);
     return run_suite (s);

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* A grant's lease object as JSON text, encoded once per grant and spliced
- * into the acquire reply, the granted event and the journal record. It is
+ * into the acquire reply, the granted event (both here) and the journal
+ * record (journal_file.h). It is
  * the object the codec builds (proto_lease_json: same members, same order,
  * same nulls), written straight to text: jansson spent most of a grant
  * building and dumping it (a value per member, and a loop check per
  * container that formats its address). tests/unit/test_lease_text.c holds
  * the two to the same JSON. */
-#ifndef BERTHD_LEASE_TEXT_H
-#define BERTHD_LEASE_TEXT_H
+#ifndef BERTH_LEASE_TEXT_H
+#define BERTH_LEASE_TEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "codec.h"
-#include "ledger.h"
+#include "text.h"
 
 struct lease_text {
     char *body;                   /* the lease object, without "env" */
@@ -43,36 +44,26 @@ char *released_event_line_at (const char *time, const char *lease,
                               const char *label, const char *reason,
                               size_t *len);
 
-/* The journal's grant record (what journal.c's restore reads: the op, id,
- * time, shape, layout, detached, expires, owner, peer_pid, peer_start, uid,
- * the lease
- * without its env, which lease_env builds again when asked, and what it
- * holds) as a line, from the lease text and what the journal adds. NULL
- * when out of memory. */
-struct grant_record_facts {
-    uint64_t id;
-    const struct step_shape *shape;
-    const char *layout;           /* journal_layout_name */
-    bool detached;
-    double expires;               /* < 0: null */
-    int owner, peer_pid, uid;
-    uint64_t peer_start;          /* the holder's start time (pidstart.h) */
-    uint64_t wait;                /* the wait record it ends; 0: none */
-    const char *request;          /* the request's id as JSON text; NULL:
-                                     none */
-    const struct ledger_lease *held;
-};
-char *grant_record_line (const struct lease_text *t,
-                         const struct grant_record_facts *g, size_t *len);
-
-/* The journal's release record {"op":"release","id":..,"time":..,
- * "reason":..} as a line; time as json_real_text writes it. */
-char *release_record_line (uint64_t id, const char *time, const char *reason,
-                           size_t *len);
-
 /* The codec's release reply (proto_release_reply) as a line: id is the
  * request's (NULL: null). */
 char *release_reply_line (const json_t *id, const char *lease, size_t *len);
+
+/* The acquire reply: request is the request's id as JSON text (NULL:
+ * null), warning a text to add (NULL: none). NULL when out of memory or
+ * the warning is not UTF-8. */
+char *grant_reply_line (const struct lease_text *t, const char *request,
+                        const char *warning, bool with_env, size_t *len);
+/* The "granted" event, at the grant's time. */
+char *granted_event_line (const struct lease_text *t, size_t *len);
+
+/* Writing JSON text as jansson writes it, for the other lines built on the
+ * lease text (the journal's records): a string escaped as jansson escapes
+ * one (\" \\ \b \f \n \r \t, other controls as \u00XX, '/' as is; b->bad
+ * when it is not UTF-8), a list of integers, and the end of a line ("}\n":
+ * the finished string, or NULL freed when b went bad). */
+void json_text_str (struct text_buf *b, const char *v);
+void json_text_ids (struct text_buf *b, const int *v, int n);
+char *json_text_end_line (struct text_buf *b, size_t *len);
 
 /* v as jansson writes a real: 17 significant digits, and a dot or an
  * exponent always, so that it reads back as a real. */

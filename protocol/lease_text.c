@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The lease object written straight to JSON text (lease_text.h says why). */
+/* The lease object, and the lines that carry it, written straight to JSON
+ * text (lease_text.h says why). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,9 +29,7 @@ static size_t utf8_len (const unsigned char *p)
     return n;
 }
 
-/* A JSON string, escaped as jansson escapes one (\" \\ \b \f \n \r \t,
- * other controls as \u00XX, '/' as is). */
-static void put_str (struct text_buf *b, const char *v)
+void json_text_str (struct text_buf *b, const char *v)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *) v, *run = p;
@@ -70,12 +69,12 @@ static void put_str (struct text_buf *b, const char *v)
 static void put_str_or_null (struct text_buf *b, const char *v)
 {
     if (v)
-        put_str (b, v);
+        json_text_str (b, v);
     else
         text_buf_puts (b, "null");
 }
 
-static void put_ids (struct text_buf *b, const int *v, int n)
+void json_text_ids (struct text_buf *b, const int *v, int n)
 {
     text_buf_put (b, "[", 1);
     for (int i = 0; i < n; i++) {
@@ -105,9 +104,9 @@ static void put_items (struct text_buf *b, const struct env_set_item *v, int n)
         if (!first)
             text_buf_put (b, ",", 1);
         first = false;
-        put_str (b, v[i].name);
+        json_text_str (b, v[i].name);
         text_buf_put (b, ":", 1);
-        put_str (b, v[last].value);
+        json_text_str (b, v[last].value);
     }
     text_buf_put (b, "}", 1);
 }
@@ -204,27 +203,27 @@ int lease_text_build (const struct proto_lease *l, struct lease_text *t)
     if (!l->id || p->nnodes < 1)
         return -1;
     text_buf_puts (&b, "{\"lease\":");
-    put_str (&b, l->id);
+    json_text_str (&b, l->id);
     text_buf_puts (&b, ",\"label\":");
     put_str_or_null (&b, l->label);
     text_buf_puts (&b, ",\"placement\":{\"nodes\":[");
     for (int i = 0; i < p->nnodes; i++) {
         if (i)
             text_buf_put (&b, ",", 1);
-        put_str (&b, p->nodes[i].name);
+        json_text_str (&b, p->nodes[i].name);
     }
     text_buf_puts (&b, "],\"cores\":[");
     for (int i = 0; i < p->nnodes; i++) {
         if (i)
             text_buf_put (&b, ",", 1);
-        put_ids (&b, p->nodes[i].cores, p->nodes[i].ncores);
+        json_text_ids (&b, p->nodes[i].cores, p->nodes[i].ncores);
     }
     text_buf_puts (&b, "],\"gpus\":");
     text_buf_int (&b, p->gpus);
     text_buf_puts (&b, ",\"gpu_ids\":");
     /* zero GPUs are stated as such; unknown indices of some are null */
     if (p->ngpu_ids > 0 || p->gpus == 0)
-        put_ids (&b, p->gpu_ids, p->ngpu_ids);
+        json_text_ids (&b, p->gpu_ids, p->ngpu_ids);
     else
         text_buf_puts (&b, "null");
     text_buf_puts (&b, "},\"memory_cap\":");
@@ -242,7 +241,7 @@ int lease_text_build (const struct proto_lease *l, struct lease_text *t)
         for (int i = 0; l->launch.argv[i]; i++) {
             if (i)
                 text_buf_put (&b, ",", 1);
-            put_str (&b, l->launch.argv[i]);
+            json_text_str (&b, l->launch.argv[i]);
         }
         text_buf_put (&b, "]", 1);
     }
@@ -250,7 +249,7 @@ int lease_text_build (const struct proto_lease *l, struct lease_text *t)
     for (int i = 0; i < l->launch.n_unset; i++) {
         if (i)
             text_buf_put (&b, ",", 1);
-        put_str (&b, l->launch.env_unset[i]);
+        json_text_str (&b, l->launch.env_unset[i]);
     }
     text_buf_puts (&b, "],\"set\":");
     put_items (&b, l->launch.env_set, l->launch.n_set);
@@ -280,7 +279,7 @@ int lease_text_build (const struct proto_lease *l, struct lease_text *t)
     return 0;
 }
 
-static char *finish_line (struct text_buf *b, size_t *len)
+char *json_text_end_line (struct text_buf *b, size_t *len)
 {
     text_buf_put (b, "}\n", 2);
     if (b->bad) {
@@ -301,12 +300,12 @@ char *released_event_line_at (const char *time, const char *lease,
     text_buf_puts (&b, "{\"event\":\"released\",\"time\":");
     text_buf_puts (&b, time);
     text_buf_puts (&b, ",\"lease\":");
-    put_str (&b, lease);
+    json_text_str (&b, lease);
     text_buf_puts (&b, ",\"label\":");
     put_str_or_null (&b, label);
     text_buf_puts (&b, ",\"reason\":");
-    put_str (&b, reason ? reason : "released");
-    return finish_line (&b, len);
+    json_text_str (&b, reason ? reason : "released");
+    return json_text_end_line (&b, len);
 }
 
 char *released_event_line (double time, const char *lease, const char *label,
@@ -315,101 +314,6 @@ char *released_event_line (double time, const char *lease, const char *label,
     char t[40];
     json_real_text (time, t, sizeof (t));
     return released_event_line_at (t, lease, label, reason, len);
-}
-
-static void put_bool (struct text_buf *b, bool v)
-{
-    text_buf_puts (b, v ? "true" : "false");
-}
-
-char *grant_record_line (const struct lease_text *t,
-                         const struct grant_record_facts *g, size_t *len)
-{
-    struct text_buf b = { 0 };
-    const struct step_shape *s = g->shape;
-    if (!t->body || t->len < 2 || !g->layout || !g->held)
-        return NULL;
-    text_buf_puts (&b, "{\"op\":\"grant\",\"id\":");
-    text_buf_int (&b, (long long) g->id);
-    text_buf_puts (&b, ",\"time\":");
-    text_buf_puts (&b, t->time);
-    text_buf_puts (&b, ",\"shape\":{\"mpi\":");
-    put_bool (&b, s->mpi);
-    text_buf_puts (&b, ",\"ntasks\":");
-    text_buf_int (&b, s->ntasks);
-    text_buf_puts (&b, ",\"cpus_per_task\":");
-    text_buf_int (&b, s->cpus_per_task);
-    text_buf_puts (&b, ",\"cores\":");
-    text_buf_int (&b, s->cores);
-    text_buf_puts (&b, ",\"gpus\":");
-    text_buf_int (&b, s->gpus);
-    text_buf_puts (&b, ",\"memory\":");
-    text_buf_int (&b, (long long) s->memory);
-    text_buf_puts (&b, ",\"budget\":");
-    text_buf_int (&b, (long long) s->budget);
-    text_buf_puts (&b, ",\"may_span\":");
-    put_bool (&b, s->may_span);
-    text_buf_puts (&b, ",\"local\":");
-    put_bool (&b, s->local);
-    text_buf_puts (&b, "},\"layout\":");
-    put_str (&b, g->layout);
-    text_buf_puts (&b, ",\"detached\":");
-    put_bool (&b, g->detached);
-    text_buf_puts (&b, ",\"expires\":");
-    if (g->expires >= 0) {
-        char x[40];
-        json_real_text (g->expires, x, sizeof (x));
-        text_buf_puts (&b, x);
-    }
-    else
-        text_buf_puts (&b, "null");
-    text_buf_puts (&b, ",\"owner\":");
-    text_buf_int (&b, g->owner);
-    text_buf_puts (&b, ",\"peer_pid\":");
-    text_buf_int (&b, g->peer_pid);
-    text_buf_puts (&b, ",\"peer_start\":");
-    text_buf_int (&b, (long long) g->peer_start);
-    text_buf_puts (&b, ",\"uid\":");
-    text_buf_int (&b, g->uid);
-    if (g->wait) {
-        text_buf_puts (&b, ",\"wait\":");
-        text_buf_int (&b, (long long) g->wait);
-    }
-    if (g->request) {
-        text_buf_puts (&b, ",\"request\":");
-        text_buf_puts (&b, g->request);
-    }
-    text_buf_puts (&b, ",\"lease\":");
-    /* the lease's members; not its env, which follows from them */
-    text_buf_put (&b, t->body, t->len - 1);
-    text_buf_puts (&b, "},\"held\":[");
-    for (int i = 0; i < g->held->nnodes; i++) {
-        const struct ledger_lease_node *ln = &g->held->nodes[i];
-        text_buf_puts (&b, i ? ",{\"node\":" : "{\"node\":");
-        text_buf_int (&b, ln->node);
-        text_buf_puts (&b, ",\"gpus\":");
-        put_ids (&b, ln->gpus, ln->ngpus);
-        text_buf_puts (&b, ",\"memory\":");
-        text_buf_int (&b, (long long) ln->memory);
-        text_buf_put (&b, "}", 1);
-    }
-    text_buf_put (&b, "]", 1);
-    return finish_line (&b, len);
-}
-
-char *release_record_line (uint64_t id, const char *time, const char *reason,
-                           size_t *len)
-{
-    struct text_buf b = { 0 };
-    if (!time || !reason)
-        return NULL;
-    text_buf_puts (&b, "{\"op\":\"release\",\"id\":");
-    text_buf_int (&b, (long long) id);
-    text_buf_puts (&b, ",\"time\":");
-    text_buf_puts (&b, time);
-    text_buf_puts (&b, ",\"reason\":");
-    put_str (&b, reason);
-    return finish_line (&b, len);
 }
 
 char *release_reply_line (const json_t *id, const char *lease, size_t *len)
@@ -421,12 +325,12 @@ char *release_reply_line (const json_t *id, const char *lease, size_t *len)
     if (json_is_integer (id))
         text_buf_int (&b, json_integer_value (id));
     else if (json_is_string (id))
-        put_str (&b, json_string_value (id));
+        json_text_str (&b, json_string_value (id));
     else
         text_buf_puts (&b, "null");
     text_buf_puts (&b, ",\"ok\":true,\"lease\":");
-    put_str (&b, lease);
-    return finish_line (&b, len);
+    json_text_str (&b, lease);
+    return json_text_end_line (&b, len);
 }
 
 char *lease_text_line (const struct lease_text *t, const char *head,
@@ -454,4 +358,34 @@ char *lease_text_line (const struct lease_text *t, const char *head,
     *p = '\0';
     *len = n;
     return s;
+}
+
+/* {"id":<request>,"ok":true,["warning":...,]<the lease>[,"env":...]} */
+char *grant_reply_line (const struct lease_text *t, const char *request,
+                        const char *warning, bool with_env, size_t *len)
+{
+    struct text_buf b = { 0 };
+    text_buf_puts (&b, "{\"id\":");
+    text_buf_puts (&b, request ? request : "null");
+    text_buf_puts (&b, ",\"ok\":true,");
+    if (warning) {
+        text_buf_puts (&b, "\"warning\":");
+        json_text_str (&b, warning);
+        text_buf_put (&b, ",", 1);
+    }
+    if (b.bad) {
+        free (b.s);
+        return NULL;
+    }
+    char *line = lease_text_line (t, b.s, with_env, "}", len);
+    free (b.s);
+    return line;
+}
+
+char *granted_event_line (const struct lease_text *t, size_t *len)
+{
+    char head[96];
+    snprintf (head, sizeof (head), "{\"event\":\"granted\",\"time\":%s,",
+              t->time);
+    return lease_text_line (t, head, false, "}", len);
 }

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* The journal's records as lines of text (journal_record.c); the reading
+ * side of the same format is journal_file.c. */
+#ifndef BERTHD_JOURNAL_RECORD_H
+#define BERTHD_JOURNAL_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lease_text.h"
+#include "ledger.h"
+#include "step.h"
+
+/* The journal's grant record (what journal.c's restore reads: the op, id,
+ * time, shape, layout, detached, expires, owner, peer_pid, peer_start, uid,
+ * the lease
+ * without its env, which lease_env builds again when asked, and what it
+ * holds) as a line, from the lease text and what the journal adds. NULL
+ * when out of memory. */
+struct grant_record_facts {
+    uint64_t id;
+    const struct step_shape *shape;
+    const char *layout;           /* journal_layout_name */
+    bool detached;
+    double expires;               /* < 0: null */
+    int owner, peer_pid, uid;
+    uint64_t peer_start;          /* the holder's start time (pidstart.h) */
+    uint64_t wait;                /* the wait record it ends; 0: none */
+    const char *request;          /* the request's id as JSON text; NULL:
+                                     none */
+    const struct ledger_lease *held;
+};
+char *grant_record_line (const struct lease_text *t,
+                         const struct grant_record_facts *g, size_t *len);
+
+/* The journal's release record {"op":"release","id":..,"time":..,
+ * "reason":..} as a line; time as json_real_text writes it. */
+char *release_record_line (uint64_t id, const char *time, const char *reason,
+                           size_t *len);
+
+#endif
