@@ -153,7 +153,6 @@ OP_HANDLER (acquire)
     a->step.argv = NULL;
     w->shape = shape;
     w->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
-    w->added = now_mono ();
     w->since = now_wall ();
     /* Sent again after a restart: its place is the one berthd recorded for
      * this process (never a time the client states); none: a new arrival. */

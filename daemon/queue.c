@@ -17,7 +17,6 @@ struct queue {
     struct berthd *d;             /* the ledgers, journal, events, notify */
     struct waitqueue *wq;
     struct waiter *waiters;       /* every queued waiter */
-    int nwaiting;
     struct event *sched_ev;
     bool busy;                    /* queue_run is granting (no re-entry) */
     struct waiter *submitting;    /* its grant is returned, not called back */
@@ -73,7 +72,6 @@ static void list_add (struct queue *q, struct waiter *w)
     if (q->waiters)
         q->waiters->prev = w;
     q->waiters = w;
-    q->nwaiting++;
 }
 
 /* Off the list (the wait queue has let its ticket go), its timer stopped. */
@@ -87,7 +85,6 @@ static void list_remove (struct queue *q, struct waiter *w)
     if (w->next)
         w->next->prev = w->prev;
     w->prev = w->next = NULL;
-    q->nwaiting--;
     if (w->timer)
         evtimer_del (w->timer);
 }
@@ -147,7 +144,7 @@ void queue_schedule_soon (struct queue *q)
 
 int queue_waiting (const struct queue *q)
 {
-    return q ? q->nwaiting : 0;
+    return q ? waitqueue_length (q->wq) : 0;
 }
 
 int queue_entry (const struct queue *q, int i,
@@ -266,7 +263,6 @@ enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
         return QUEUE_REFUSED;
     list_add (q, w);
     w->queue = q;
-    w->added = now_mono ();
     /* The queue decides (backfill, starvation bound) and, where it was
      * empty, tries the request once more so that its reason is known at
      * once: "not tried yet" never shows. Its own grant comes back here. */

@@ -45,7 +45,6 @@ struct waiter {
     void *arg;                    /* for done */
     uint64_t ticket;              /* 0 while not queued */
     struct event *timer;          /* its wait timeout */
-    double added;                 /* monotonic */
     uint64_t wait_id;             /* its journaled wait record; 0: none */
     bool resumed;                 /* took back a place from before a restart */
     double since;                 /* wall clock: when it first arrived (before

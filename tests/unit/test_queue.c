@@ -130,7 +130,6 @@ static struct waiter *mkwaiter (int id, const char *label, int cores,
                                      .cores = cores, .memory = -1,
                                      .budget = -1, .local = true };
     w->layout = LEDGER_CPU_BINDING;
-    w->added = now_mono ();
     w->since = now_wall ();
     return w;
 }
