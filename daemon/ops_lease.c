@@ -90,14 +90,28 @@ static char *answer_line (struct berthd *d, struct waiter *w, uint64_t lease,
     return line;
 }
 
+/* A grant of the queue's round: the lease made and journaled now, in id
+ * order with the round's others; its answer is written after them. */
+static void waiter_record (struct waiter *w, uint64_t lease)
+{
+    free (w->answer);
+    w->recorded = true;
+    w->answer = answer_line (w->arg, w, lease, NULL, &w->answer_len);
+    if (!w->answer)
+        w->answer_len = 0;
+}
+
 /* The queue's word on a request that waited: answered through its client. */
 static void waiter_done (struct waiter *w, uint64_t lease,
                          const berth_error_t *err)
 {
     struct berthd *d = w->arg;
     struct client *cl = w->client;
-    size_t len = 0;
-    char *line = answer_line (d, w, lease, err, &len);
+    size_t len = w->answer_len;
+    char *line = w->answer;
+    w->answer = NULL;
+    if (!line && !(lease && w->recorded))
+        line = answer_line (d, w, lease, err, &len);
     cl->waiter = NULL;
     queue_free_waiter (d->queue, w);
     cl->answer (cl, line, len);
@@ -146,6 +160,7 @@ OP_HANDLER (acquire)
         return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory");
     w->client = cl;
     w->done = waiter_done;
+    w->record = waiter_record;
     w->arg = d;
     w->id = json_incref (req->id);
     w->acq = *a;
@@ -171,7 +186,13 @@ OP_HANDLER (acquire)
         cl->waiter = w;
         return OP_WAITS;
     case QUEUE_GRANTED:
-        out->line = answer_line (d, w, lease, NULL, &out->len);
+        if (w->recorded) {        /* recorded in the queue's round */
+            out->line = w->answer;
+            out->len = w->answer_len;
+            w->answer = NULL;
+        }
+        else
+            out->line = answer_line (d, w, lease, NULL, &out->len);
         break;
     case QUEUE_REFUSED:
         out->line = answer_line (d, w, 0, &err, &out->len);

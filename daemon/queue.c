@@ -62,6 +62,7 @@ void queue_free_waiter (struct queue *q, struct waiter *w)
         event_free (w->timer);
     json_decref (w->id);
     step_request_free (&w->acq.step);
+    free (w->answer);
     free (w);
 }
 
@@ -167,6 +168,13 @@ void queue_each (struct queue *q, void (*fn) (struct waiter *w, void *arg),
     }
 }
 
+static int by_lease (const void *a, const void *b)
+{
+    uint64_t x = ((const struct waitqueue_result *) a)->lease;
+    uint64_t y = ((const struct waitqueue_result *) b)->lease;
+    return x < y ? -1 : x > y;
+}
+
 /* Grant what the wait queue says fits now. */
 static void run (struct queue *q)
 {
@@ -180,6 +188,10 @@ static void run (struct queue *q)
     berth_error_t err;
     if (waitqueue_schedule (q->wq, now_mono (), &res, &n, &err) < 0)
         log_msg (LOG_ERR, "scheduling the wait queue: %s", err.text);
+    /* Every grant of the round is recorded (journaled) in lease id order
+     * first, the request being submitted included; only then is any waiter
+     * answered: a crash between two lines leaves a journal that restarts. */
+    qsort (res, (size_t) n, sizeof (*res), by_lease);
     for (int i = 0; i < n; i++) {
         struct waiter *w = (struct waiter *) (uintptr_t) res[i].owner;
         if (!w || w->ticket != res[i].ticket) {
@@ -187,12 +199,18 @@ static void run (struct queue *q)
             log_msg (LOG_ERR, "grant of L%llu for an unknown request; "
                      "releasing it", (unsigned long long) res[i].lease);
             ledger_release (d->ledger, res[i].lease, NULL);
+            res[i].owner = 0;
             continue;
         }
         list_remove (q, w);   /* already out of the wait queue */
+        if (w->record)
+            w->record (w, res[i].lease);
         if (w == q->submitting)
             w->granted = res[i].lease;
-        else
+    }
+    for (int i = 0; i < n; i++) {
+        struct waiter *w = (struct waiter *) (uintptr_t) res[i].owner;
+        if (w && w != q->submitting)
             w->done (w, res[i].lease, NULL);
     }
     free (res);

@@ -31,6 +31,11 @@ struct waiter;
  * of the queue when this is called, and the callback frees it. */
 typedef void (*waiter_done_fn) (struct waiter *w, uint64_t lease,
                                 const berth_error_t *err);
+/* A grant of a scheduling round made a lease (its journal record): called
+ * for every grant of the round in lease id order, the request being
+ * submitted included, before any waiter of the round is answered, so that
+ * the journal never holds a later id before an earlier one. */
+typedef void (*waiter_grant_fn) (struct waiter *w, uint64_t lease);
 
 /* An acquire being served. Made by the acquire op, owned by it; while it
  * waits the queue holds it too. */
@@ -42,7 +47,11 @@ struct waiter {
     struct step_shape shape;
     enum ledger_layout layout;
     waiter_done_fn done;
-    void *arg;                    /* for done */
+    waiter_grant_fn record;       /* NULL: done records the grant itself */
+    void *arg;                    /* for done and record */
+    char *answer;                 /* set by record: the answer line */
+    size_t answer_len;
+    bool recorded;                /* record has made its lease */
     uint64_t ticket;              /* 0 while not queued */
     struct event *timer;          /* its wait timeout */
     uint64_t wait_id;             /* its journaled wait record; 0: none */

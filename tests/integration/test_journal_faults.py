@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""berthd can always restart from the journal it wrote (issue 24).
+
+- Grants of one scheduling round are journaled in lease id order: a request
+  that goes ahead of a waiter (a higher priority) is granted in the same
+  round as the waiter behind it; after kill -9 berthd starts again.
+- The property: random request sequences (acquire with priorities, waits,
+  detach, release, close) with kill -9 at random points, restarting every
+  time; every restart must serve, lease ids never go back, and no core is
+  held by two steps at overlapping times, counted from the clients' own
+  records (rounds bounded so that it stays quick).
+- `placed` plus a compaction: the journal keeps the grant's ids, the
+  reported ones apart; a restart does not find a core held twice.
+
+usage: BERTHD=build/daemon/berthd test_journal_faults.py [--rounds N] [--seed S]
+"""
+import json
+import os
+import random
+import select
+import socket
+import sys
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import CORES_PER_NODE, NODES, Checks, Daemon, held_cores, status, wait_until, with_srun  # noqa: E402
+
+t = Checks()
+ALL = CORES_PER_NODE * len(NODES)
+
+
+def journal_ids(d):
+    ids = []
+    with open(os.path.join(d.state, "journal.jsonl")) as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("op") == "grant":
+                ids.append(int(r["id"]))
+    return ids
+
+
+def test_priority_round():
+    """release L1, release L2 and a priority acquire pipelined on one
+    connection while another connection waits for a core: the round grants
+    the priority request and the waiter; the journal has them in id order
+    and a restart after kill -9 serves."""
+    d = Daemon().start()
+    try:
+        a = d.client()
+        full = [a.request("acquire", cores=CORES_PER_NODE, detach=True) for _ in NODES]
+        t.check(all(x.get("ok") for x in full), "detached leases hold every core", str(full)[:300])
+        l1, l2 = full[0], full[1]
+        w = d.client()
+        w.send("acquire", cores=CORES_PER_NODE, label="waiter")
+        t.check(wait_until(lambda: status(d)["daemon"]["waiting"] == 1), "the waiter waits")
+        # one write, so that berthd reads the three in one go (one round)
+        lines = [{"op": "release", "id": 101, "lease": l1["lease"]},
+                 {"op": "release", "id": 102, "lease": l2["lease"]},
+                 {"op": "acquire", "id": 103, "cores": CORES_PER_NODE, "priority": 10, "detach": True,
+                  "label": "first"}]
+        a.send_raw("".join(json.dumps(x) + "\n" for x in lines).encode())
+        replies = [a.reply() for _ in range(3)]
+        got = w.reply()
+        t.check(all(r.get("ok") for r in replies) and got.get("ok"), "both are granted",
+                str(replies) + str(got))
+        ids = journal_ids(d)
+        print("info: ids", ids, replies[2].get("lease"), got.get("lease"), flush=True)
+        t.check(ids == sorted(ids), "the journal has its grants in id order", str(ids))
+        d.kill9()
+        try:
+            d.start()
+            ok = True
+        except RuntimeError as e:
+            ok = False
+            t.check(False, "berthd starts again after kill -9", str(e)[-400:])
+        if ok:
+            held = sorted(x["lease"] for x in status(d)["leases"])
+            t.check(held == sorted([x["lease"] for x in full[2:]] + [replies[2]["lease"], got["lease"]]),
+                    "and both leases are held after the restart", str(held))
+        a.close()
+        w.close()
+    finally:
+        d.cleanup()
+
+
+class Conn:
+    """A connection with at most one request in flight, read without blocking."""
+
+    def __init__(self, d):
+        self.s = socket.socket(socket.AF_UNIX)
+        self.s.settimeout(10)
+        self.s.connect(d.sock)
+        self.s.setblocking(False)
+        self.buf = b""
+        self.pending = None       # (op, fields, sent_at)
+        self.held = {}            # lease -> (cores, granted_at, detached)
+        self.rid = 0
+
+    def send(self, op, **fields):
+        self.burst([(op, fields)])
+
+    def burst(self, reqs):
+        """Requests in one write: berthd reads them in one go (one round)."""
+        text = ""
+        for op, fields in reqs:
+            self.rid += 1
+            text += json.dumps(dict(op=op, id=self.rid, **fields)) + "\n"
+        self.s.setblocking(True)
+        self.s.sendall(text.encode())
+        self.s.setblocking(False)
+        self.pending = list(reqs)
+
+    def poll(self):
+        """Replies read so far (events skipped); None when closed."""
+        out = []
+        while True:
+            try:
+                data = self.s.recv(65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                return None
+            if not data:
+                return None
+            self.buf += data
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            m = json.loads(line)
+            if "id" in m:
+                out.append(m)
+        return out
+
+    def close(self):
+        self.s.close()
+
+
+class Property:
+    def __init__(self, d, rng):
+        self.d = d
+        self.rng = rng
+        self.records = []         # (lease, cores, start, end): the holders' own view
+        self.max_id = 0
+        self.floor = 0            # the highest id granted before the last crash
+        self.seen = set()
+        self.problems = []
+        self.restarts = 0
+        self.swallowed = 0
+        self.requests = 0
+
+    def grant(self, c, r, now, detach):
+        lid = int(r["lease"][1:])
+        if lid in self.seen or lid <= self.floor:
+            self.problems.append(f"L{lid} granted again (before the last restart: up to L{self.floor})")
+        self.seen.add(lid)
+        self.max_id = max(self.max_id, lid)
+        c.held[r["lease"]] = (held_cores(r["placement"]), now, detach)
+
+    def end(self, lease, held, now):
+        self.records.append((lease, held[0], held[1], now))
+
+    def handle(self, c, replies):
+        now = time.monotonic()
+        for r in replies:
+            op, fields = c.pending.pop(0) if c.pending else (None, {})
+            if op == "acquire" and r.get("ok"):
+                self.grant(c, r, now, fields.get("detach", False))
+            elif op == "acquire" and r.get("error", {}).get("code") not in ("busy", "timeout"):
+                self.problems.append("acquire refused: " + str(r)[:200])
+            elif op == "release" and not r.get("ok"):
+                self.problems.append("release refused: " + str(r)[:200])
+        if not c.pending:
+            c.pending = None
+
+    def step(self, conns):
+        rng = self.rng
+        idle = [c for c in conns if c.pending is None]
+        if not idle:
+            return
+        c = rng.choice(idle)
+        k = rng.random()
+        if c.held and k < 0.2:
+            # releases and a request that goes ahead of the waiters, in one
+            # round: the round grants it and the waiters behind it
+            reqs = []
+            for lease in rng.sample(sorted(c.held), min(len(c.held), 2)):
+                self.end(lease, c.held.pop(lease), time.monotonic())
+                reqs.append(("release", {"lease": lease}))
+            reqs.append(("acquire", {"cores": rng.choice([1, 64, 128]), "priority": 10, "timeout": 3}))
+            c.burst(reqs)
+        elif c.held and k < 0.45:
+            lease = rng.choice(sorted(c.held))
+            # the holder stops using it before it asks for the release
+            self.end(lease, c.held.pop(lease), time.monotonic())
+            c.send("release", lease=lease)
+        elif k < 0.95:
+            fields = {"cores": rng.choice([1, 2, 8, 64, 128]), "wait": rng.random() < 0.7,
+                      "timeout": 3}
+            if rng.random() < 0.4:
+                fields["priority"] = rng.randint(0, 10)
+            if rng.random() < 0.3:
+                fields["detach"] = True
+            c.send("acquire", **fields)
+        else:
+            # close: its bound leases end (the holder stopped using them first)
+            now = time.monotonic()
+            for lease, h in list(c.held.items()):
+                if h[2]:
+                    self.orphans[lease] = h
+                else:
+                    self.end(lease, h, now)
+            c.close()
+            conns[conns.index(c)] = Conn(self.d)
+        self.requests += 1
+
+    def settle(self, conns, until):
+        end = time.monotonic() + until
+        while time.monotonic() < end:
+            readable, _, _ = select.select([c.s for c in conns], [], [], 0.005)
+            if not readable:
+                return
+            for c in conns:
+                if c.s in readable:
+                    got = c.poll()
+                    if got:
+                        self.handle(c, got)
+
+    def crash(self, conns):
+        """kill -9, restart; what each connection held goes on being held by
+        id (detached or orphaned) until released below."""
+        self.d.kill9()
+        now = time.monotonic()
+        for c in conns:
+            for lease, h in c.held.items():
+                self.orphans[lease] = h
+            c.close()
+        try:
+            self.d.start()
+        except RuntimeError as e:
+            self.problems.append("no restart: " + " ".join(x for x in str(e).splitlines() if "error:" in x)[-400:])
+            return False
+        self.restarts += 1
+        left = {x["lease"]: x for x in status(self.d)["leases"]}
+        for lease in self.orphans:
+            if lease not in left:
+                self.problems.append(f"{lease}, held at the crash, is gone after the restart")
+        r = Conn(self.d)
+        for lease in sorted(left, key=lambda x: int(x[1:])):
+            self.max_id = max(self.max_id, int(lease[1:]))
+            h = self.orphans.pop(lease, None)
+            if h is None:
+                self.swallowed += 1
+            else:
+                self.end(lease, h, time.monotonic())
+            r.s.setblocking(True)
+            r.s.sendall((json.dumps({"op": "release", "id": 1, "lease": lease}) + "\n").encode())
+            f = r.s.makefile("rb")
+            while True:
+                m = json.loads(f.readline())
+                if "id" in m:
+                    break
+            if not m.get("ok"):
+                self.problems.append(f"release of {lease} after the restart: {m}")
+        r.close()
+        self.orphans = {}
+        self.floor = self.max_id
+        del now
+        return True
+
+    def overlaps(self):
+        bad = []
+        by_core = {}
+        for lease, cores, a, b in self.records:
+            for core in cores:
+                by_core.setdefault(core, []).append((a, b, lease))
+        for core, spans in by_core.items():
+            spans.sort()
+            for (a1, b1, l1), (a2, b2, l2) in zip(spans, spans[1:]):
+                if a2 < b1:
+                    bad.append(f"{core} held by {l1} and {l2}")
+        return bad
+
+    def run(self, rounds, per_round, nconns=6):
+        self.orphans = {}
+        for _ in range(rounds):
+            conns = [Conn(self.d) for _ in range(nconns)]
+            n = self.rng.randint(1, per_round)
+            for _ in range(n):
+                self.step(conns)
+                self.settle(conns, 0.02 if self.rng.random() < 0.8 else 0.2)
+            if not self.crash(conns):
+                return
+
+
+def test_kill9_property(rounds, seed):
+    """random requests, kill -9 at a random point, restart, every round"""
+    rng = random.Random(seed)
+    d = Daemon(args=["--journal-records", "32", "--reclaim-grace", "30"]).start()
+    try:
+        p = Property(d, rng)
+        t0 = time.monotonic()
+        p.run(rounds, 40)
+        bad = p.overlaps()
+        print(f"info: kill -9 property (seed {seed}): {p.restarts} restarts of {rounds} rounds, "
+              f"{p.requests} requests, {len(p.records)} leases recorded by their holders, "
+              f"{len(bad)} double grants, {p.swallowed} grants whose reply the crash swallowed, "
+              f"{time.monotonic() - t0:.1f} s", flush=True)
+        t.check(p.restarts == rounds, "berthd restarted after every kill -9",
+                f"{p.restarts} of {rounds}: " + "; ".join(p.problems[:3]))
+        t.check(not p.problems, "no wrong reply, no lease lost, ids only grow", "; ".join(p.problems[:5]))
+        t.check(not bad, "no core held by two holders at overlapping times", "; ".join(bad[:5]))
+    finally:
+        d.cleanup()
+
+
+def main():
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 25
+    seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else random.randrange(1 << 30)
+    tests = [test_priority_round, lambda: test_kill9_property(rounds, seed)]
+    t.run_each(tests)
+    t.finish()
+
+
+main()
