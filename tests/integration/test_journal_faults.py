@@ -10,8 +10,6 @@
   time; every restart must serve, lease ids never go back, and no core is
   held by two steps at overlapping times, counted from the clients' own
   records (rounds bounded so that it stays quick).
-- `placed` plus a compaction: the journal keeps the grant's ids, the
-  reported ones apart; a restart does not find a core held twice.
 
 usage: BERTHD=build/daemon/berthd test_journal_faults.py [--rounds N] [--seed S]
 """
