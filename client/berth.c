@@ -28,6 +28,7 @@ static const struct subcommand subcommands[] = {
     { "size", cmd_size, "GPUs or cores for a step from its cell count" },
     { "report", cmd_report, "a run's figures and timeline picture from berthd's events log" },
     { "placed", cmd_placed, "inside a local step srun placed: report its CPUs, run the program" },
+    { "supervise", cmd_supervise, "run a program as a step tree stopped as a whole (for clients)" },
 };
 
 int cli_fail (int status, const char *cmd, const char *fmt, ...)

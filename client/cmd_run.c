@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* berth run: acquire a lease (waiting as needed), run the step in it, pass
  * signals on, release, and exit with the step's status. The connection to
- * berthd stays open while the step runs: the lease is bound to it, so if
- * berth run is killed the lease ends with it (and the step, told by
- * PR_SET_PDEATHSIG, with them). */
+ * berthd stays open while the step runs: the lease is bound to it. The
+ * step runs below a supervisor child (step_tree.h) that shares the
+ * connection, so the lease ends only when berth run and the whole step
+ * tree are gone, also when berth run is killed with SIGKILL. */
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
@@ -26,6 +27,7 @@
 #include "idset.h"
 #include "local_launch.h"
 #include "request_options.h"
+#include "step_tree.h"
 #include "topology.h"
 #include "wait_progress.h"
 
@@ -43,7 +45,15 @@ static void usage (FILE *f)
 "is run; with --local PROGRAM runs on this node bound to the placed cores.\n"
 "The step finds its share in BERTH_LEASE, BERTH_NODES, BERTH_CORES,\n"
 "BERTH_GPUS and BERTH_MEMORY_MB. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and\n"
-"SIGUSR2 sent to berth run are passed to the step. If berthd restarts\n"
+"SIGUSR2 sent to berth run are passed to every process of the step,\n"
+"also those that left its process group (setsid). SIGINT, SIGTERM and\n"
+"SIGHUP stop it: after the grace (--grace, else BERTH_STOP_GRACE, default\n"
+"10 s) what still runs gets SIGKILL, a second such signal kills at once,\n"
+"and the lease ends only once no process of the step runs; berth run then\n"
+"exits 128+N for signal N. When the step's first process ends, what it\n"
+"left running is stopped the same way. If berth run is killed (SIGKILL),\n"
+"the step is stopped likewise and its cores stay its own until it is gone.\n"
+"If berthd restarts\n"
 "while the step runs, berth run reconnects (for up to BERTH_RECONNECT_S\n"
 "seconds, default 60) and reclaims the lease; the step keeps its cores.\n"
 "Exit status: the step's; else 125 when berth itself fails (a usage error,\n"
@@ -57,6 +67,10 @@ static void usage (FILE *f)
 "                           GPU node, the vendor's visible-devices variable)\n"
 "                           where berth places by CPU binding; through srun\n"
 "                           where Slurm places every step (20.11 and newer)\n"
+"  --grace SECONDS          between the stopping signal and SIGKILL (default\n"
+"                           BERTH_STOP_GRACE, else 10)\n"
+"  --time-limit SECONDS     stop the step (SIGTERM, the grace, SIGKILL) once it\n"
+"                           has run this long\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
 "                           placed cores of a --local step)\n"
 "  -v, --verbose            say on stderr what was granted (and a cut made by\n"
@@ -68,12 +82,14 @@ static void usage (FILE *f)
 "  -h, --help               this text\n");
 }
 
-enum { OPT_LOCAL = 256, OPT_OMP };
+enum { OPT_LOCAL = 256, OPT_OMP, OPT_GRACE, OPT_TIME_LIMIT };
 
 static const struct option options[] = {
     REQUEST_OPTIONS,
     { "local", no_argument, NULL, OPT_LOCAL },
     { "omp", no_argument, NULL, OPT_OMP },
+    { "grace", required_argument, NULL, OPT_GRACE },
+    { "time-limit", required_argument, NULL, OPT_TIME_LIMIT },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -84,6 +100,8 @@ struct run_args {
     bool local, omp, verbose;
     int cpus_per_task;        /* 0: not given */
     int ntasks, cores, gpus;  /* as asked, 0: not given (to tell a cut) */
+    const char *grace_text;   /* --grace, NULL: not given */
+    double grace, time_limit; /* seconds; time_limit 0: none */
     char **argv;
 };
 
@@ -130,6 +148,19 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
         case OPT_OMP:
             a->omp = true;
             break;
+        case OPT_GRACE:
+            a->grace_text = optarg;
+            break;
+        case OPT_TIME_LIMIT: {
+            char *end;
+            errno = 0;
+            a->time_limit = strtod (optarg, &end);
+            if (errno || *end || end == optarg || !(a->time_limit > 0)
+                || a->time_limit > 1e9)
+                return cli_fail (2, "run", "--time-limit '%s': give the step's run time "
+                                 "limit as seconds above 0, e.g. 600 or 1.5", optarg);
+            break;
+        }
         case 'v':
             a->verbose = true;
             break;
@@ -140,6 +171,9 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
             return cli_bad_option ("run", argv);
         }
     }
+    berth_error_t ge = { 0 };
+    if (step_tree_grace (a->grace_text, &a->grace, &ge) < 0)
+        return cli_fail (2, "run", "%s", ge.text);
     if (a->local && request_option_span (r) == 1)
         return cli_fail (2, "run", "--local runs the step on this node, so it "
                          "cannot span nodes: drop --local or --may-span-nodes");
@@ -218,25 +252,23 @@ static void describe (const berth_lease_t *l, char *const *argv, int asked_cores
     fputc ('\n', stderr);
 }
 
-/* In the child: never returns. */
-static void exec_step (char *const *argv, const cpu_set_t *cpus, pid_t parent,
-                       const sigset_t *mask)
+/* The supervisor (step_tree.h), a child of berth run: never returns. It
+ * holds a copy of the connection, so that the lease, bound to it, outlives
+ * a berth run killed by SIGKILL while any process of the step runs; told
+ * of that death by PR_SET_PDEATHSIG, it stops the step. */
+static void supervise (char *const *argv, const cpu_set_t *cpus, pid_t parent,
+                       const sigset_t *watched, const sigset_t *child_mask,
+                       double grace, double time_limit)
 {
-    for (int i = 0; i < NFORWARDED; i++)
-        signal (forwarded[i], SIG_DFL);
-    sigprocmask (SIG_SETMASK, mask, NULL);
-    /* the step ends with berth run: its lease is gone then */
     if (prctl (PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid () != parent)
-        _exit (128 + SIGTERM);
-    if (cpus && sched_setaffinity (0, sizeof (*cpus), cpus) < 0) {
-        fprintf (stderr, "berth run: cannot bind to the placed cores: %s\n",
-                 strerror (errno));
-        _exit (CLI_EXIT_CANNOT_RUN);
+        kill (getpid (), SIGTERM);   /* blocked: the wait below takes it */
+    struct step_tree t;
+    berth_error_t e = { 0 };
+    if (step_tree_start (&t, argv, cpus, child_mask, "berth run", &e) < 0) {
+        fprintf (stderr, "berth run: %s\n", e.text);
+        _exit (CLI_EXIT_BERTH);
     }
-    execvp (argv[0], argv);
-    int e = errno;
-    fprintf (stderr, "berth run: cannot run '%s': %s\n", argv[0], strerror (e));
-    _exit (e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_RUN);
+    _exit (step_tree_wait (&t, watched, grace, time_limit));
 }
 
 /* Wait for the step while watching the connection: if berthd goes away,
@@ -268,7 +300,8 @@ static int wait_step (pid_t pid, berth_client_t *c, int *status)
 }
 
 /* Run argv and wait for it: its exit status, 128+N for signal N. */
-static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c)
+static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c,
+                     double grace, double time_limit)
 {
     sigset_t block, old;
     sigemptyset (&block);
@@ -284,7 +317,7 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
                          strerror (errno));
     }
     if (pid == 0)
-        exec_step (argv, cpus, parent, &old);
+        supervise (argv, cpus, parent, &block, &old, grace, time_limit);
     child_pid = pid;
     struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
     sigemptyset (&sa.sa_mask);
@@ -410,7 +443,7 @@ int cmd_run (int argc, char **argv)
     else {
         if (a.verbose)
             describe (l, step_argv, asked, a.gpus);
-        rc = run_step (step_argv, bind ? &cpus : NULL, c);
+        rc = run_step (step_argv, bind ? &cpus : NULL, c, a.grace, a.time_limit);
     }
     long step_ms = ms_since (granted), settle_ms = 0;
     if (!bind && step_argv)   /* none when berthd rendered no launch */

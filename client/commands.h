@@ -19,6 +19,7 @@ int cmd_size (int argc, char **argv);
 int cmd_report (int argc, char **argv);
 int cmd_placed (int argc, char **argv);
 int cmd_events (int argc, char **argv);
+int cmd_supervise (int argc, char **argv);
 
 /* Print "berth <cmd>: <message>" to stderr and return status. */
 int cli_fail (int status, const char *cmd, const char *fmt, ...)
