@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,7 +244,8 @@ static void exec_step (char *const *argv, const cpu_set_t *cpus, pid_t parent,
  * the lease is reclaimed as soon as it is back (so that status shows it
  * held by this connection again), not only at the release. Where pidfds
  * are missing, the step is waited for alone (the release reconnects). */
-static int wait_step (pid_t pid, berth_client_t *c, int *status)
+static int wait_step (pid_t pid, berth_client_t *c, int *status,
+                      struct rusage *ru)
 {
     int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
     int fd = pfd >= 0 ? berth_fd (c) : -1;
@@ -261,14 +263,15 @@ static int wait_step (pid_t pid, berth_client_t *c, int *status)
     }
     if (pfd >= 0)
         close (pfd);
-    while (waitpid (pid, status, 0) < 0)
+    while (wait4 (pid, status, 0, ru) < 0)
         if (errno != EINTR)
             return -1;
     return 0;
 }
 
 /* Run argv and wait for it: its exit status, 128+N for signal N. */
-static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c)
+static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c,
+                     berth_outcome_t *out)
 {
     sigset_t block, old;
     sigemptyset (&block);
@@ -296,13 +299,22 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
     }
     sigprocmask (SIG_SETMASK, &old, NULL);
     int status;
-    if (wait_step (pid, c, &status) < 0)
+    struct rusage ru;
+    double t0 = now_mono ();
+    if (wait_step (pid, c, &status, &ru) < 0)
         return cli_fail (CLI_EXIT_BERTH, "run", "waiting for '%s': %s", argv[0],
                          strerror (errno));
     child_pid = 0;
-    if (WIFSIGNALED (status))
-        return 128 + WTERMSIG (status);
-    return WEXITSTATUS (status);
+    /* wait4's rusage: the step and its waited-for children */
+    out->wall_s = now_mono () - t0;
+    out->cpu_s = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
+                 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    out->max_rss_kb = ru.ru_maxrss;
+    if (WIFSIGNALED (status)) {
+        out->signal = WTERMSIG (status);
+        return out->status = 128 + WTERMSIG (status);
+    }
+    return out->status = WEXITSTATUS (status);
 }
 
 static long ms_since (double t0)
@@ -389,6 +401,9 @@ int cmd_run (int argc, char **argv)
     }
 
     double granted = now_mono ();
+    berth_outcome_t outcome;
+    bool ran = false;
+    berth_outcome_init (&outcome);
     cli_lease_warning ("run", l);
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
@@ -410,7 +425,12 @@ int cmd_run (int argc, char **argv)
     else {
         if (a.verbose)
             describe (l, step_argv, asked, a.gpus);
-        rc = run_step (step_argv, bind ? &cpus : NULL, c);
+        rc = run_step (step_argv, bind ? &cpus : NULL, c, &outcome);
+        ran = true;
+        if (outcome.wall_s < 0) {         /* fork or wait failed */
+            outcome.status = rc;
+            outcome.launch_error = "berth run could not start or wait for it";
+        }
     }
     long step_ms = ms_since (granted), settle_ms = 0;
     if (!bind && step_argv)   /* none when berthd rendered no launch */
@@ -419,7 +439,8 @@ int cmd_run (int argc, char **argv)
     /* libberth reconnects if berthd went away meanwhile. If it never came
      * back, berthd (restarted later) frees the lease when this process has
      * exited; the step's status is returned whatever happened. */
-    if (berth_release (c, berth_lease_id (l), &err) < 0) {
+    if (berth_release_outcome (c, berth_lease_id (l), ran ? &outcome : NULL,
+                               &err) < 0) {
         if (!strcmp (err.code, BERTH_ERR_CLOSED))
             cli_fail (rc, "run", "the release of lease %s could not be recorded: %s "
                       "(a restarted berthd frees it once this command has exited)",
