@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -275,7 +276,8 @@ static void supervise (char *const *argv, const cpu_set_t *cpus, pid_t parent,
  * the lease is reclaimed as soon as it is back (so that status shows it
  * held by this connection again), not only at the release. Where pidfds
  * are missing, the step is waited for alone (the release reconnects). */
-static int wait_step (pid_t pid, berth_client_t *c, int *status)
+static int wait_step (pid_t pid, berth_client_t *c, int *status,
+                      struct rusage *ru)
 {
     int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
     int fd = pfd >= 0 ? berth_fd (c) : -1;
@@ -293,7 +295,7 @@ static int wait_step (pid_t pid, berth_client_t *c, int *status)
     }
     if (pfd >= 0)
         close (pfd);
-    while (waitpid (pid, status, 0) < 0)
+    while (wait4 (pid, status, 0, ru) < 0)
         if (errno != EINTR)
             return -1;
     return 0;
@@ -301,7 +303,7 @@ static int wait_step (pid_t pid, berth_client_t *c, int *status)
 
 /* Run argv and wait for it: its exit status, 128+N for signal N. */
 static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c,
-                     double grace, double time_limit)
+                     double grace, double time_limit, berth_outcome_t *out)
 {
     sigset_t block, old;
     sigemptyset (&block);
@@ -329,13 +331,27 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
     }
     sigprocmask (SIG_SETMASK, &old, NULL);
     int status;
-    if (wait_step (pid, c, &status) < 0)
+    struct rusage ru;
+    double t0 = now_mono ();
+    if (wait_step (pid, c, &status, &ru) < 0)
         return cli_fail (CLI_EXIT_BERTH, "run", "waiting for '%s': %s", argv[0],
                          strerror (errno));
     child_pid = 0;
-    if (WIFSIGNALED (status))
-        return 128 + WTERMSIG (status);
-    return WEXITSTATUS (status);
+    /* wait4's rusage: the supervisor and the step's tree, which it waited
+     * for */
+    out->wall_s = now_mono () - t0;
+    out->cpu_s = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
+                 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    out->max_rss_kb = ru.ru_maxrss;
+    if (WIFSIGNALED (status)) {
+        out->signal = WTERMSIG (status);
+        return out->status = 128 + WTERMSIG (status);
+    }
+    /* the supervisor exits 128+N for a step killed by signal N */
+    out->status = WEXITSTATUS (status);
+    if (out->status > 128 && out->status - 128 < NSIG)
+        out->signal = out->status - 128;
+    return out->status;
 }
 
 static long ms_since (double t0)
@@ -422,6 +438,9 @@ int cmd_run (int argc, char **argv)
     }
 
     double granted = now_mono ();
+    berth_outcome_t outcome;
+    bool ran = false;
+    berth_outcome_init (&outcome);
     cli_lease_warning ("run", l);
     char *const *step_argv = a.argv;
     cpu_set_t cpus;
@@ -443,7 +462,13 @@ int cmd_run (int argc, char **argv)
     else {
         if (a.verbose)
             describe (l, step_argv, asked, a.gpus);
-        rc = run_step (step_argv, bind ? &cpus : NULL, c, a.grace, a.time_limit);
+        rc = run_step (step_argv, bind ? &cpus : NULL, c, a.grace, a.time_limit,
+                       &outcome);
+        ran = true;
+        if (outcome.wall_s < 0) {         /* fork or wait failed */
+            outcome.status = rc;
+            outcome.launch_error = "berth run could not start or wait for it";
+        }
     }
     long step_ms = ms_since (granted), settle_ms = 0;
     if (!bind && step_argv)   /* none when berthd rendered no launch */
@@ -452,7 +477,8 @@ int cmd_run (int argc, char **argv)
     /* libberth reconnects if berthd went away meanwhile. If it never came
      * back, berthd (restarted later) frees the lease when this process has
      * exited; the step's status is returned whatever happened. */
-    if (berth_release (c, berth_lease_id (l), &err) < 0) {
+    if (berth_release_outcome (c, berth_lease_id (l), ran ? &outcome : NULL,
+                               &err) < 0) {
         if (!strcmp (err.code, BERTH_ERR_CLOSED))
             cli_fail (rc, "run", "the release of lease %s could not be recorded: %s "
                       "(a restarted berthd frees it once this command has exited)",

@@ -775,13 +775,48 @@ berth_lease_t *berth_acquire (berth_client_t *c, const berth_request_t *r,
     return l;
 }
 
+void berth_outcome_init (berth_outcome_t *o)
+{
+    if (!o)
+        return;
+    memset (o, 0, sizeof (*o));
+    o->wall_s = o->cpu_s = -1;
+    o->max_rss_kb = -1;
+}
+
 int berth_release (berth_client_t *c, const char *lease, berth_client_error_t *err)
+{
+    return berth_release_outcome (c, lease, NULL, err);
+}
+
+int berth_release_outcome (berth_client_t *c, const char *lease,
+                           const berth_outcome_t *o, berth_client_error_t *err)
 {
     if (!c || !lease || !*lease)
         return client_errorf (err, BERTH_ERR_USAGE, "berth_release: no client or no lease id");
+    struct proto_outcome po;
+    proto_outcome_init (&po);
+    if (o) {
+        po.status = o->status;
+        po.signal = o->signal;
+        po.stopped = (char *) o->stopped;
+        po.launch_error = (char *) o->launch_error;
+        po.wall_s = o->wall_s;
+        po.cpu_s = o->cpu_s;
+        po.max_rss_kb = o->max_rss_kb;
+        json_t *check = proto_outcome_json (&po);
+        if (!check)
+            return client_errorf (err, BERTH_ERR_USAGE, "berth_release_outcome: status "
+                                  "%d, signal %d or stopped '%s' out of range (status "
+                                  "0..255, signal 0..127, stopped one of "
+                                  PROTO_STOPPED_REASONS ")", o->status, o->signal,
+                                  o->stopped ? o->stopped : "");
+        json_decref (check);
+    }
     struct proto_request req;
     proto_request_init (&req, PROTO_RELEASE);
     req.release.lease = (char *) lease;
+    req.release.outcome = o ? &po : NULL;
     struct fast_reply fast = { .kind = FAST_RELEASE };
     json_t *reply = NULL;
     berth_client_error_t e;

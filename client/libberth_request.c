@@ -318,7 +318,8 @@ char *request_line_fast (const struct proto_request *req, long long id)
     struct text_buf b = { 0 };
     if (req->op == PROTO_ACQUIRE)
         text_buf_puts (&b, "{\"op\":\"acquire\"");
-    else if (req->op == PROTO_RELEASE && req->release.lease)
+    else if (req->op == PROTO_RELEASE && req->release.lease
+             && !req->release.outcome)   /* with one: the codec's encoder */
         text_buf_puts (&b, "{\"op\":\"release\"");
     else
         b.bad = true;

@@ -31,6 +31,7 @@
 #include "queue.h"
 #include "server.h"
 #include "sockdir.h"
+#include "status.h"
 #include "socket_path.h"
 #include "text.h"
 
@@ -509,6 +510,7 @@ static void teardown (struct berthd *d)
     /* after the connections: closing them ends leases, which log events
      * and ask for a status */
     queue_destroy (d->queue);
+    status_failures_free (d);
     jobend_destroy (d->jobend);
     events_destroy (d->events);
     notify_destroy (d->notify);

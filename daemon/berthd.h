@@ -80,6 +80,14 @@ struct waiter;
 
 /* The daemon: its configuration, the loop, what start-up learnt of the
  * machine and allocation, and the objects that own everything else. */
+/* status's "failed": the latest steps whose holders said they failed */
+#define BERTHD_RECENT_FAILED 8
+struct recent_failure {
+    char lease[24], label[PROTO_MAX_NAME + 1];
+    double time;
+    struct proto_outcome *outcome;
+};
+
 struct berthd {
     struct berthd_config cfg;
     struct event_base *base;
@@ -111,6 +119,8 @@ struct berthd {
     double started;               /* wall clock */
     bool draining, stopping;
     int exit_code;
+    struct recent_failure failed[BERTHD_RECENT_FAILED];   /* a ring */
+    uint64_t nfailed;             /* all of them since start */
     struct event *drain_timer, *sig_ev[4];
 };
 

@@ -84,7 +84,8 @@ static OP_HANDLER (status)
     json_t *msg = proto_status_reply (req->id, all ? status_allocation (d)
                                                    : NULL,
                                       all ? status_leases (d) : NULL, status_queue (d));
-    if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0) {
+    if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0
+        || (all && json_object_set_new (msg, "failed", status_failed (d)) < 0)) {
         json_decref (msg);
         return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory "
                          "building the status");

@@ -15,6 +15,7 @@
 #include "leases.h"
 #include "ops.h"
 #include "queue.h"
+#include "status.h"
 #include "pidstart.h"
 
 /* ---- what a grant carries: the launch and the environment ---- */
@@ -276,6 +277,12 @@ fail:
 
 void lease_end (struct berthd *d, struct lease *ls, const char *reason)
 {
+    lease_end_outcome (d, ls, reason, NULL);
+}
+
+void lease_end_outcome (struct berthd *d, struct lease *ls, const char *reason,
+                        const struct proto_outcome *outcome)
+{
     berth_error_t err;
     if (ledger_release (d->ledger, ls->id, &err) < 0)
         log_msg (LOG_ERR, "releasing %s: %s", ls->name, err.text);
@@ -286,8 +293,10 @@ void lease_end (struct berthd *d, struct lease *ls, const char *reason)
     if (journal_release (d->journal, ls->id, when, reason, &err) < 0)
         log_msg (LOG_ERR, "%s", err.text);
     size_t len = 0;
-    char *ev = released_event_line_at (when, ls->name, ls->label, reason,
-                                       &len);
+    char *ev = released_event_line_outcome (when, ls->name, ls->label, reason,
+                                            outcome, &len);
+    if (proto_outcome_failed (outcome))
+        status_note_failure (d, ls->name, ls->label, now, outcome);
     if (ev)
         events_emit_line (d->events, ev, len);
     else

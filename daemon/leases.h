@@ -26,6 +26,11 @@ bool lease_local_launched (const struct berthd *d, const struct lease *ls);
 int lease_grant (struct berthd *d, struct waiter *w, uint64_t lease_id,
                  char **reply, size_t *reply_len, berth_error_t *err);
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);
+/* The same, with how the step ended as its holder says (NULL: not said):
+ * it goes into the released event and, when it failed, into status's
+ * recently failed steps. */
+void lease_end_outcome (struct berthd *d, struct lease *ls, const char *reason,
+                        const struct proto_outcome *outcome);
 void lease_end_all (struct berthd *d, const char *reason);
 /* Its client went away: its connection-bound leases end. */
 void leases_client_gone (struct berthd *d, struct client *cl);

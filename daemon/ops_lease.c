@@ -217,7 +217,7 @@ OP_HANDLER (release)
                          (int) ls->peer_pid);
     char id[sizeof (ls->name)];
     snprintf (id, sizeof (id), "%s", ls->name);
-    lease_end (d, ls, "released");
+    lease_end_outcome (d, ls, "released", req->release.outcome);
     out->line = release_reply_line (req->id, id, &out->len);
     if (!out->line)
         op_json (out, proto_release_reply (req->id, id));

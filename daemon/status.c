@@ -172,6 +172,49 @@ json_t *status_daemon (struct berthd *d)
                       "dirty", js.dirty);
 }
 
+/* ---- the steps that failed ---- */
+
+void status_note_failure (struct berthd *d, const char *lease, const char *label,
+                          double time, const struct proto_outcome *o)
+{
+    struct recent_failure *f = &d->failed[d->nfailed % BERTHD_RECENT_FAILED];
+    proto_outcome_destroy (f->outcome);
+    snprintf (f->lease, sizeof (f->lease), "%s", lease ? lease : "");
+    snprintf (f->label, sizeof (f->label), "%s", label ? label : "");
+    f->time = time;
+    f->outcome = proto_outcome_copy (o);   /* NULL when out of memory: shown bare */
+    d->nfailed++;
+}
+
+void status_failures_free (struct berthd *d)
+{
+    for (int i = 0; i < BERTHD_RECENT_FAILED; i++) {
+        proto_outcome_destroy (d->failed[i].outcome);
+        d->failed[i].outcome = NULL;
+    }
+}
+
+/* {"count": all since start, "recent": the latest first} */
+json_t *status_failed (struct berthd *d)
+{
+    json_t *recent = json_array ();
+    uint64_t n = d->nfailed < BERTHD_RECENT_FAILED ? d->nfailed : BERTHD_RECENT_FAILED;
+    for (uint64_t i = 0; recent && i < n; i++) {
+        const struct recent_failure *f =
+            &d->failed[(d->nfailed - 1 - i) % BERTHD_RECENT_FAILED];
+        json_t *o = f->outcome ? proto_outcome_json (f->outcome) : NULL;
+        json_t *e = json_pack ("{s:s s:s? s:f s:o?}", "lease", f->lease, "label",
+                               f->label[0] ? f->label : NULL, "time", f->time,
+                               "outcome", o);
+        if (!e || json_array_append_new (recent, e) < 0) {
+            json_decref (recent);
+            return NULL;
+        }
+    }
+    return recent ? json_pack ("{s:I s:o}", "count", (json_int_t) d->nfailed,
+                               "recent", recent) : NULL;
+}
+
 /* ---- resources ---- */
 
 json_t *resources_lease (struct berthd *d, const struct lease *ls)

@@ -13,6 +13,12 @@ json_t *status_allocation (struct berthd *d);
 json_t *status_leases (struct berthd *d);
 json_t *status_queue (struct berthd *d);
 json_t *status_daemon (struct berthd *d);
+struct proto_outcome;
+/* A step that failed, kept for status's "failed" (the latest few). */
+void status_note_failure (struct berthd *d, const char *lease, const char *label,
+                          double time, const struct proto_outcome *o);
+void status_failures_free (struct berthd *d);
+json_t *status_failed (struct berthd *d);
 json_t *resources_lease (struct berthd *d, const struct lease *ls);
 json_t *resources_allocation (struct berthd *d);
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "outcome.h"
 #include "placement.h"
 #include "render.h"
 #include "step.h"
@@ -114,7 +115,7 @@ struct proto_request {
     union {
         struct { int version; } hello;              /* 0: not given */
         struct proto_acquire acquire;
-        struct { char *lease; } release;
+        struct { char *lease; struct proto_outcome *outcome; } release;
         struct proto_render render;
         struct { char *lease; } resources;          /* NULL: the whole allocation */
         struct { bool history; } watch;
@@ -198,6 +199,7 @@ struct proto_event {
     char *label;                  /* waited, refused: the request's label or NULL */
     int position;                 /* waited: place in the queue, 1 = next */
     char *why;                    /* waited: why; released: the reason */
+    struct proto_outcome *outcome; /* released: how the step ended, or NULL */
     berth_error_t error;          /* refused */
     char *job_id, *machine;       /* allocation: either may be NULL */
     json_t *nodes;                /* allocation: [{name, cores (id set text),

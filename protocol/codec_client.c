@@ -180,7 +180,8 @@ static int decode_allocation_event (const struct codec_ctx *c, const json_t *msg
 int proto_decode_event (const json_t *msg, struct proto_event *out, berth_error_t *err)
 {
     struct codec_ctx c = { "event", PROTO_ERR_INTERNAL, err };
-    json_t *name, *time, *label = NULL, *position = NULL, *why = NULL, *lease = NULL;
+    json_t *name, *time, *label = NULL, *position = NULL, *why = NULL, *lease = NULL,
+           *outcome = NULL;
     json_error_t je;
     struct proto_event ev = { 0 };
     const char *code = NULL, *message = NULL;
@@ -214,11 +215,13 @@ int proto_decode_event (const json_t *msg, struct proto_event *out, berth_error_
             goto oom;
         break;
     case PROTO_EV_RELEASED:
-        json_unpack ((json_t *) msg, "{s?o s?o s?o}", "lease", &lease, "label", &label,
-                     "reason", &why);
+        json_unpack ((json_t *) msg, "{s?o s?o s?o s?o}", "lease", &lease, "label",
+                     &label, "reason", &why, "outcome", &outcome);
         if (codec_need (&c, "lease", lease, "a lease id") < 0
             || codec_get_name (&c, "lease", lease, &ev.lease.id) < 0
-            || codec_get_name (&c, "label", label, &ev.lease.label) < 0)
+            || codec_get_name (&c, "label", label, &ev.lease.label) < 0
+            || proto_outcome_decode (outcome, false, "released event",
+                                     PROTO_ERR_INTERNAL, &ev.outcome, err) < 0)
             goto fail;
         if (json_is_string (why) && !(ev.why = strdup (json_string_value (why))))
             goto oom;

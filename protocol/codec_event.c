@@ -11,6 +11,7 @@ void proto_event_free (struct proto_event *ev)
     proto_lease_free (&ev->lease);
     free (ev->label);
     free (ev->why);
+    proto_outcome_destroy (ev->outcome);
     free (ev->job_id);
     free (ev->machine);
     json_decref (ev->nodes);

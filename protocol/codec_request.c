@@ -44,6 +44,7 @@ void proto_request_free (struct proto_request *req)
         break;
     case PROTO_RELEASE:
         free (req->release.lease);
+        proto_outcome_destroy (req->release.outcome);
         break;
     case PROTO_RECLAIM:
         free (req->reclaim.lease);
@@ -278,7 +279,16 @@ static int decode_lease_op (const struct codec_ctx *c, json_t *o, bool required,
 
 int codec_decode_release (const struct codec_ctx *c, json_t *o, struct proto_request *r)
 {
-    return decode_lease_op (c, o, true, &r->release.lease);
+    json_t *skip, *v = NULL, *outcome = NULL;
+    json_error_t je;
+    if (unpack_request (o, &je, "{s:o s:o s:o s?o !}", "op", &skip, "id", &skip,
+                        "lease", &v, "outcome", &outcome) < 0)
+        return codec_unpack_error (c, &je);
+    if (codec_need (c, "lease", v, "a lease id") < 0
+        || codec_get_name (c, "lease", v, &r->release.lease) < 0)
+        return -1;
+    return proto_outcome_decode (outcome, true, c->where, c->code,
+                                 &r->release.outcome, c->err);
 }
 
 int codec_decode_reclaim (const struct codec_ctx *c, json_t *o, struct proto_request *r)

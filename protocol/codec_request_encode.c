@@ -81,6 +81,9 @@ int codec_encode_hello (json_t *o, const struct proto_request *req)
 
 int codec_encode_release (json_t *o, const struct proto_request *req)
 {
+    if (req->release.outcome
+        && codec_set_new (o, "outcome", proto_outcome_json (req->release.outcome)) < 0)
+        return -1;
     return req->release.lease ? codec_set_new (o, "lease", json_string (req->release.lease))
                               : -1;
 }

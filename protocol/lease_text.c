@@ -294,9 +294,26 @@ char *released_event_line_at (const char *time, const char *lease,
                               const char *label, const char *reason,
                               size_t *len)
 {
+    return released_event_line_outcome (time, lease, label, reason, NULL, len);
+}
+
+char *released_event_line_outcome (const char *time, const char *lease,
+                                   const char *label, const char *reason,
+                                   const struct proto_outcome *outcome,
+                                   size_t *len)
+{
     struct text_buf b = { 0 };
+    char *o = NULL;
     if (!lease || !time)
         return NULL;
+    if (outcome) {
+        /* small, and rare beside the lease's own text: jansson writes it */
+        json_t *j = proto_outcome_json (outcome);
+        o = j ? json_dumps (j, JSON_COMPACT) : NULL;
+        json_decref (j);
+        if (!o)
+            return NULL;
+    }
     text_buf_puts (&b, "{\"event\":\"released\",\"time\":");
     text_buf_puts (&b, time);
     text_buf_puts (&b, ",\"lease\":");
@@ -305,6 +322,11 @@ char *released_event_line_at (const char *time, const char *lease,
     put_str_or_null (&b, label);
     text_buf_puts (&b, ",\"reason\":");
     json_text_str (&b, reason ? reason : "released");
+    if (o) {
+        text_buf_puts (&b, ",\"outcome\":");
+        text_buf_puts (&b, o);
+        free (o);
+    }
     return json_text_end_line (&b, len);
 }
 

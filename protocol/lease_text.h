@@ -43,6 +43,11 @@ char *released_event_line (double time, const char *lease, const char *label,
 char *released_event_line_at (const char *time, const char *lease,
                               const char *label, const char *reason,
                               size_t *len);
+/* The same with the step's outcome (outcome.h) when not NULL. */
+char *released_event_line_outcome (const char *time, const char *lease,
+                                   const char *label, const char *reason,
+                                   const struct proto_outcome *outcome,
+                                   size_t *len);
 
 /* The codec's release reply (proto_release_reply) as a line: id is the
  * request's (NULL: null). */

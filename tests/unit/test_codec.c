@@ -1107,6 +1107,62 @@ START_TEST (test_op_table)
 }
 END_TEST
 
+/* ---- a step's outcome on release and in the released event ------------ */
+
+START_TEST (test_release_outcome)
+{
+    struct proto_request r, back;
+    berth_error_t e;
+    /* without one, as old clients send it */
+    ck_assert_int_eq (decode ("{\"op\":\"release\",\"id\":1,\"lease\":\"L1\"}", &r, &e), 0);
+    ck_assert_ptr_null (r.release.outcome);
+    proto_request_free (&r);
+    ck_assert_int_eq (decode ("{\"op\":\"release\",\"id\":2,\"lease\":\"L1\",\"outcome\":"
+                              "{\"status\":137,\"signal\":9,\"stopped\":\"time-limit\","
+                              "\"wall_s\":1.5,\"cpu_s\":0.25,\"max_rss_kb\":2048}}", &r, &e), 0);
+    ck_assert_ptr_nonnull (r.release.outcome);
+    ck_assert_int_eq (r.release.outcome->status, 137);
+    ck_assert_int_eq (r.release.outcome->signal, 9);
+    ck_assert_str_eq (r.release.outcome->stopped, "time-limit");
+    ck_assert_int_eq (r.release.outcome->max_rss_kb, 2048);
+    ck_assert (proto_outcome_failed (r.release.outcome));
+    roundtrip (&r, &back);
+    ck_assert_int_eq (back.release.outcome->status, 137);
+    ck_assert_str_eq (back.release.outcome->stopped, "time-limit");
+    proto_request_free (&back);
+    proto_request_free (&r);
+    /* strict: an unknown member, a bad status, an unknown reason, no status */
+    const char *bad[] = {
+        "{\"op\":\"release\",\"id\":3,\"lease\":\"L1\",\"outcome\":{\"status\":0,\"exit\":1}}",
+        "{\"op\":\"release\",\"id\":3,\"lease\":\"L1\",\"outcome\":{\"status\":256}}",
+        "{\"op\":\"release\",\"id\":3,\"lease\":\"L1\",\"outcome\":{\"status\":1,\"stopped\":\"bored\"}}",
+        "{\"op\":\"release\",\"id\":3,\"lease\":\"L1\",\"outcome\":{\"signal\":9}}",
+        "{\"op\":\"release\",\"id\":3,\"lease\":\"L1\",\"outcome\":3}",
+    };
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        ck_assert_int_eq (decode (bad[i], &r, &e), -1);
+        ck_assert_str_eq (e.code, PROTO_ERR_INVALID_REQUEST);
+        ck_assert_ptr_nonnull (strstr (e.text, "outcome"));
+        proto_request_free (&r);
+    }
+    /* the event: read leniently (a later berthd may add members) */
+    struct proto_event ev;
+    json_t *m = json_loads ("{\"event\":\"released\",\"time\":1,\"lease\":\"L1\","
+                            "\"reason\":\"released\",\"outcome\":{\"status\":127,"
+                            "\"launch_error\":\"not found\",\"later\":1}}", 0, NULL);
+    ck_assert_int_eq (proto_decode_event (m, &ev, &e), 0);
+    ck_assert_int_eq (ev.outcome->status, 127);
+    ck_assert_str_eq (ev.outcome->launch_error, "not found");
+    proto_event_free (&ev);
+    json_decref (m);
+    m = json_loads ("{\"event\":\"released\",\"time\":1,\"lease\":\"L1\"}", 0, NULL);
+    ck_assert_int_eq (proto_decode_event (m, &ev, &e), 0);
+    ck_assert_ptr_null (ev.outcome);
+    proto_event_free (&ev);
+    json_decref (m);
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("codec");
@@ -1134,6 +1190,7 @@ int main (void)
     tcase_add_test (tc, test_events);
     tcase_add_test (tc, test_line_framing);
     tcase_add_test (tc, test_op_table);
+    tcase_add_test (tc, test_release_outcome);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

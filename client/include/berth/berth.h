@@ -186,6 +186,26 @@ berth_lease_t *berth_acquire (berth_client_t *c, const berth_request_t *r,
 int berth_release (berth_client_t *c, const char *lease,
                    berth_client_error_t *err);
 
+/* How a step ended, passed on with its release: berthd puts it into the
+ * released event (berth report, berth status). */
+typedef struct berth_outcome {
+    int status;               /* as a shell reports it: 0..255; 127 not
+                                 found, 126 not executable, 128+N signal N */
+    int signal;               /* the signal that ended it, 0: none */
+    const char *stopped;      /* NULL, or why berth stopped it: "signal",
+                                 "time-limit", "timeout", "cancel" */
+    const char *launch_error; /* NULL, or why the step never started */
+    double wall_s, cpu_s;     /* < 0: not known */
+    long long max_rss_kb;     /* < 0: not known */
+} berth_outcome_t;
+
+/* The outcome's fields all unknown, status 0. */
+void berth_outcome_init (berth_outcome_t *o);
+/* berth_release with the step's outcome (NULL: as berth_release). An
+ * outcome out of range is usage, and nothing is released. */
+int berth_release_outcome (berth_client_t *c, const char *lease,
+                           const berth_outcome_t *o, berth_client_error_t *err);
+
 /* From inside a local step that berthd had launched through the scheduler
  * (Slurm 20.11 and newer picks the CPUs of every step, local ones too):
  * tell berthd the core ids (and, ngpu_ids >= 0, the GPU indices) the step
