@@ -109,7 +109,7 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "+" REQUEST_SHORT "vh", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "+" REQUEST_SHORT "vh", options)) != -1) {
         int taken = request_option (r, &a->socket, c, optarg, "run");
         if (taken < 0)
             return 2;
