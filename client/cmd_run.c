@@ -58,7 +58,7 @@ static void usage (FILE *f)
 "                           where berth places by CPU binding; through srun\n"
 "                           where Slurm places every step (20.11 and newer)\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
-"                           placed cores of a --local step)\n"
+"                           placed cores of a --cores or --local step)\n"
 "  -v, --verbose            say on stderr what was granted (and a cut made by\n"
 "                           the --min-* options) and what runs; while the\n"
 "                           request waits (also without -v when stderr is a\n"
@@ -166,7 +166,10 @@ static int step_environment (const berth_lease_t *l, const struct run_args *a)
         int n = a->cpus_per_task, ncores = 0;
         berth_lease_cores (l, 0, &ncores);
         char buf[16];
-        snprintf (buf, sizeof (buf), "%d", n > 0 ? n : a->local ? ncores : 1);
+        /* a --cores step is one process on its granted cores (a --min-cores
+         * cut included), as a --local one is */
+        snprintf (buf, sizeof (buf), "%d",
+                  n > 0 ? n : (a->local || a->cores > 0) && ncores > 0 ? ncores : 1);
         setenv ("OMP_NUM_THREADS", buf, 1);
     }
     return 0;
