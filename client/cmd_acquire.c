@@ -83,7 +83,7 @@ static int parse (int argc, char **argv, berth_request_t *r, const char **socket
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, REQUEST_SHORT "h", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, REQUEST_SHORT "h", options)) != -1) {
         int taken = request_option (r, socket, c, optarg, "acquire");
         if (taken < 0)
             return 2;

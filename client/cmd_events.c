@@ -117,7 +117,7 @@ int cmd_events (int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "h", options)) != -1) {
         switch (c) {
         case OPT_JSON: json = true; break;
         case OPT_FOLLOW: follow = true; break;

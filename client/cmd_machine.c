@@ -57,7 +57,7 @@ int cmd_machine (int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "+h", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "+h", options)) != -1) {
         if (machine_args_option (&ma, c, optarg))
             continue;
         switch (c) {

@@ -28,7 +28,7 @@ int cmd_release (int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "+h", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "+h", options)) != -1) {
         switch (c) {
         case 's':
             socket = optarg;

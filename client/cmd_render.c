@@ -16,6 +16,7 @@
 #include "machine.h"
 #include "placement.h"
 #include "render.h"
+#include "request_options.h"
 
 static void usage (FILE *f)
 {
@@ -46,7 +47,9 @@ static void usage (FILE *f)
 "  --place-gpus N          GPUs of the placement in total (default 0)\n"
 "  --place-gpu-ids I,J     their indices, the same on every node; 'I,J;K,L'\n"
 "                          gives each node its own list (one per node)\n"
-"  --memory-cap MB         memory cap per node\n"
+"  --memory MB             memory cap per node, as berth run's --memory\n"
+"                          (8000, 8000M, 8G, 1T)\n"
+"  --memory-cap MB         the same, in MB only\n"
 "Output:\n"
 "  --json                  {argv, env, system, placement_support,\n"
 "                          memory_cap_support, launcher}\n"
@@ -55,7 +58,7 @@ static void usage (FILE *f)
 
 enum {
     OPT_NODES = 256, OPT_LAUNCHER,
-    OPT_GPT, OPT_CORES, OPT_PNODES, OPT_PCORES, OPT_PGPUS, OPT_PGPUIDS, OPT_MEMCAP, OPT_JSON,
+    OPT_GPT, OPT_CORES, OPT_PNODES, OPT_PCORES, OPT_PGPUS, OPT_PGPUIDS, OPT_MEMCAP, OPT_MEMORY, OPT_JSON,
 };
 
 static const struct option options[] = {
@@ -71,6 +74,7 @@ static const struct option options[] = {
     { "place-gpus", required_argument, NULL, OPT_PGPUS },
     { "place-gpu-ids", required_argument, NULL, OPT_PGPUIDS },
     { "memory-cap", required_argument, NULL, OPT_MEMCAP },
+    { "memory", required_argument, NULL, OPT_MEMORY },
     { "json", no_argument, NULL, OPT_JSON },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -217,7 +221,7 @@ static int parse_args (int argc, char **argv, struct render_args *a)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "+n:c:h", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "+n:c:h", options)) != -1) {
         if (machine_args_option (&a->machine, c, optarg))
             continue;
         switch (c) {
@@ -255,6 +259,13 @@ static int parse_args (int argc, char **argv, struct render_args *a)
             /* the value is checked by the renderer (<= 0 is its error) */
             if (cli_llong (optarg, &a->memory_cap) < 0)
                 return cli_fail (2, "render", "--memory-cap wants an integer number of MB, got '%s'", optarg);
+            a->has_cap = true;
+            break;
+        case OPT_MEMORY:
+            /* the same name and units as berth run --memory */
+            if (request_parse_memory (optarg, &a->memory_cap) < 0)
+                return cli_fail (2, "render", "--memory wants a size in MB (8000, 8000M, "
+                                 "8G, 1T), got '%s'", optarg);
             a->has_cap = true;
             break;
         case OPT_JSON: a->json = true; break;

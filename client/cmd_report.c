@@ -238,7 +238,7 @@ static int report_args (int argc, char **argv, struct report_opts *o)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "h", options)) != -1) {
         switch (c) {
         case OPT_SVG: o->svg = optarg; break;
         case OPT_HTML: o->html = optarg; break;

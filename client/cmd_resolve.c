@@ -99,7 +99,7 @@ static int parse_args (int argc, char **argv, struct resolve_args *a)
     a->req.min_nodes_allowed = 1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "+h", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "+h", options)) != -1) {
         if (machine_args_option (&a->machine, c, optarg))
             continue;
         switch (c) {

@@ -73,7 +73,7 @@ static void usage (FILE *f)
 "  --time-limit SECONDS     stop the step (SIGTERM, the grace, SIGKILL) once it\n"
 "                           has run this long\n"
 "  --omp                    also set OMP_NUM_THREADS (cores per task, or the\n"
-"                           placed cores of a --local step)\n"
+"                           placed cores of a --cores or --local step)\n"
 "  -v, --verbose            say on stderr what was granted (and a cut made by\n"
 "                           the --min-* options) and what runs; while the\n"
 "                           request waits (also without -v when stderr is a\n"
@@ -128,7 +128,7 @@ static int parse (int argc, char **argv, berth_request_t *r, struct run_args *a,
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "+" REQUEST_SHORT "vh", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "+" REQUEST_SHORT "vh", options)) != -1) {
         int taken = request_option (r, &a->socket, c, optarg, "run");
         if (taken < 0)
             return 2;
@@ -201,7 +201,10 @@ static int step_environment (const berth_lease_t *l, const struct run_args *a)
         int n = a->cpus_per_task, ncores = 0;
         berth_lease_cores (l, 0, &ncores);
         char buf[16];
-        snprintf (buf, sizeof (buf), "%d", n > 0 ? n : a->local ? ncores : 1);
+        /* a --cores step is one process on its granted cores (a --min-cores
+         * cut included), as a --local one is */
+        snprintf (buf, sizeof (buf), "%d",
+                  n > 0 ? n : (a->local || a->cores > 0) && ncores > 0 ? ncores : 1);
         setenv ("OMP_NUM_THREADS", buf, 1);
     }
     return 0;

@@ -89,7 +89,7 @@ static int parse_args (int argc, char **argv, struct size_args *a)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "+h", options, NULL)) != -1) {
+    while ((c = cli_getopt (argc, argv, "+h", options)) != -1) {
         if (machine_args_option (&a->machine, c, optarg))
             continue;
         switch (c) {

@@ -4,6 +4,8 @@
 #ifndef BERTH_COMMANDS_H
 #define BERTH_COMMANDS_H
 
+#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 
 int cmd_render (int argc, char **argv);
@@ -24,6 +26,17 @@ int cmd_supervise (int argc, char **argv);
 /* Print "berth <cmd>: <message>" to stderr and return status. */
 int cli_fail (int status, const char *cmd, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
+
+/* getopt_long that takes a long option only when named in full (getopt_long
+ * alone takes any unique prefix, so "--gpus" would be read as
+ * "--gpus-per-task"): a prefix is refused as '?', and cli_bad_option then
+ * names the option it was short for. */
+int cli_getopt (int argc, char **argv, const char *shortopts,
+                const struct option *longopts);
+
+/* The option of opts nearest to name (its first n characters), NULL when none
+ * is near. */
+const char *cli_nearest_option (const char *name, size_t n, const struct option *opts);
 
 /* The usage error for the option getopt_long just refused (argv as given to
  * the subcommand): exit status 2. */

@@ -223,6 +223,12 @@ def t_run_env_affinity(d):
     check(r.stdout.strip().endswith("None"), f"no OMP_NUM_THREADS unless asked: {r.stdout!r}")
     r = d.berth("run", "--local", "--cores", "1", "--omp", "--", "sh", "-c", 'echo "$OMP_NUM_THREADS"')
     check(r.stdout == "1\n", f"--omp sets OMP_NUM_THREADS to the cores: {r.stdout!r}")
+    # a --cores step (one process, not --local) gets its granted cores too (was 1)
+    for local in ([], ["--local"]):
+        r = d.berth("run", *local, "--cores", str(n), "--omp", "--", "sh", "-c",
+                    'echo "$OMP_NUM_THREADS"')
+        check(r.stdout == f"{n}\n",
+              f"run {local} --cores {n} --omp sets OMP_NUM_THREADS={n}: {r.stdout!r} {r.stderr!r}")
     r = d.berth("run", "--local", "--cores", "1", "-v", "--", "true")
     check(re.search(r"berth run: lease L\d+: \S+ \(cores \d+\), 0 GPUs; running true", r.stderr),
           f"-v says what runs: {r.stderr!r}")
