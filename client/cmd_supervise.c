@@ -24,8 +24,11 @@ static void usage (FILE *f)
 "PROGRAM's status (128+N when it died by signal N). SIGINT, SIGTERM and\n"
 "SIGHUP stop the step as berth run does: passed to every process, SIGKILL\n"
 "after the grace (--grace, else BERTH_STOP_GRACE, default 10 s), a second\n"
-"such signal kills at once; the exit status is then 128+N. SIGUSR1 and\n"
-"SIGUSR2 are passed on. No lease is taken: the caller holds one.\n");
+"such signal kills at once. SIGUSR1 and\n"
+"SIGUSR2 are passed on. No lease is taken: the caller holds one.\n\n"
+"  --grace SECONDS          between the stopping signal and SIGKILL\n"
+"  --time-limit SECONDS     stop the step once it has run this long\n"
+"  -h, --help               show this help\n");
 }
 
 static const struct option options[] = {

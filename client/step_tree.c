@@ -227,8 +227,9 @@ int step_tree_wait (struct step_tree *t, const sigset_t *watched, double grace,
         }
     }
     getrusage (RUSAGE_CHILDREN, &t->usage);
-    if (t->stop_sig)
-        return 128 + t->stop_sig;
+    /* The step's own status, as timeout(1) and srun report theirs: a step
+     * that catches the stopping signal and exits 5 ends with 5; one that
+     * dies of it (or of the SIGKILL after the grace) with 128+N. */
     if (!t->main_done)
         return 125;
     if (WIFSIGNALED (t->main_status))

@@ -66,9 +66,9 @@ int step_tree_signal (int sig, pid_t skip_pgrp);
  * stop sequence, the others are passed on to the tree. A signal from the
  * terminal (SI_KERNEL) already reached the step's foreground process
  * group, so it is passed only to processes outside the caller's group.
- * Returns the exit status to report: 128+N when stopped by signal N (or
- * when the first process died by signal N), else the first process's exit
- * status. time_limit (seconds from the call, 0: none) starts the stop
+ * Returns the exit status to report: the first process's (128+N when it
+ * died by signal N, also of the stopping signal or the SIGKILL after the
+ * grace). time_limit (seconds from the call, 0: none) starts the stop
  * sequence with SIGTERM when it passes (t->limited is set). */
 int step_tree_wait (struct step_tree *t, const sigset_t *watched, double grace,
                     double time_limit);

@@ -191,7 +191,8 @@ static void run (struct queue *q)
     /* Every grant of the round is recorded (journaled) in lease id order
      * first, the request being submitted included; only then is any waiter
      * answered: a crash between two lines leaves a journal that restarts. */
-    qsort (res, (size_t) n, sizeof (*res), by_lease);
+    if (n > 1)
+        qsort (res, (size_t) n, sizeof (*res), by_lease);
     for (int i = 0; i < n; i++) {
         struct waiter *w = (struct waiter *) (uintptr_t) res[i].owner;
         if (!w || w->ticket != res[i].ticket) {
