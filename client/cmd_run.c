@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
@@ -261,9 +262,16 @@ static void describe (const berth_lease_t *l, char *const *argv, int asked_cores
  * holds a copy of the connection, so that the lease, bound to it, outlives
  * a berth run killed by SIGKILL while any process of the step runs; told
  * of that death by PR_SET_PDEATHSIG, it stops the step. */
+/* What the supervisor tells berth run of why the step ended, in a page
+ * they share (the exit status says only how). */
+struct stop_note {
+    int stop_sig;   /* the stopping signal the step got, 0: none */
+    int limited;    /* stopped by --time-limit */
+};
+
 static void supervise (char *const *argv, const cpu_set_t *cpus, pid_t parent,
                        const sigset_t *watched, const sigset_t *child_mask,
-                       double grace, double time_limit)
+                       double grace, double time_limit, struct stop_note *note)
 {
     if (prctl (PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid () != parent)
         kill (getpid (), SIGTERM);   /* blocked: the wait below takes it */
@@ -273,7 +281,12 @@ static void supervise (char *const *argv, const cpu_set_t *cpus, pid_t parent,
         fprintf (stderr, "berth run: %s\n", e.text);
         _exit (CLI_EXIT_BERTH);
     }
-    _exit (step_tree_wait (&t, watched, grace, time_limit));
+    int rc = step_tree_wait (&t, watched, grace, time_limit);
+    if (note) {
+        note->stop_sig = t.stop_sig;
+        note->limited = t.limited;
+    }
+    _exit (rc);
 }
 
 /* Wait for the step while watching the connection: if berthd goes away,
@@ -315,15 +328,23 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
         sigaddset (&block, forwarded[i]);
     sigprocmask (SIG_BLOCK, &block, &old);
     fflush (NULL);
+    struct stop_note *note = mmap (NULL, sizeof (*note), PROT_READ | PROT_WRITE,
+                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (note == MAP_FAILED)
+        note = NULL;      /* the outcome then lacks why it was stopped */
+    else
+        memset (note, 0, sizeof (*note));
     pid_t parent = getpid ();
     pid_t pid = fork ();
     if (pid < 0) {
+        if (note)
+            munmap (note, sizeof (*note));
         sigprocmask (SIG_SETMASK, &old, NULL);
         return cli_fail (CLI_EXIT_BERTH, "run", "cannot start '%s': %s", argv[0],
                          strerror (errno));
     }
     if (pid == 0)
-        supervise (argv, cpus, parent, &block, &old, grace, time_limit);
+        supervise (argv, cpus, parent, &block, &old, grace, time_limit, note);
     child_pid = pid;
     struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
     sigemptyset (&sa.sa_mask);
@@ -337,10 +358,17 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
     int status;
     struct rusage ru;
     double t0 = now_mono ();
-    if (wait_step (pid, c, &status, &ru) < 0)
+    if (wait_step (pid, c, &status, &ru) < 0) {
+        if (note)
+            munmap (note, sizeof (*note));
         return cli_fail (CLI_EXIT_BERTH, "run", "waiting for '%s': %s", argv[0],
                          strerror (errno));
+    }
     child_pid = 0;
+    if (note) {
+        out->stopped = note->limited ? "time-limit" : note->stop_sig ? "signal" : NULL;
+        munmap (note, sizeof (*note));
+    }
     /* wait4's rusage: the supervisor and the step's tree, which it waited
      * for */
     out->wall_s = now_mono () - t0;

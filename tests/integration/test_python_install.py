@@ -67,6 +67,18 @@ def use_from(venv, d, how):
             and lines[1:3] == ["2 installed", "1 installed-aio"],
             f"{how}: the environment's python imports berth from the environment and "
             "acquires through it (threads and asyncio)", p.stdout + p.stderr[-1500:])
+    # every module of the source tree is installed, and imports from there
+    mods = sorted(f[:-3] for f in os.listdir(os.path.join(PYDIR, "berth"))
+                  if f.endswith(".py") and f != "__init__.py")
+    q = run([py, "-c", "import importlib, os, sys\n"
+             "for m in sys.argv[1:]:\n"
+             "    print(m, os.path.realpath(importlib.import_module('berth.' + m).__file__))",
+             *mods], cwd="/")
+    got = dict(line.split(" ", 1) for line in q.stdout.split("\n") if " " in line)
+    t.check(q.returncode == 0 and sorted(got) == mods
+            and all(v.startswith(os.path.realpath(venv) + "/") for v in got.values()),
+            f"{how}: every module of contrib/python/berth ({', '.join(mods)}) is installed",
+            q.stdout + q.stderr[-1500:])
 
 
 def test_pip(d, python, tmp):

@@ -34,7 +34,7 @@ from types import TracebackType
 from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Generator, List, Mapping,
                     Optional, Sequence, Set, Type, Union)
 
-from . import _wire
+from . import _step, _wire
 from ._wire import PROTOCOL_VERSION, RECONNECT_S, Event, Launch, Placement, socket_path
 from .errors import (BerthError, Cancelled, ClientTimeout, ConnectFailed, NotFound,
                      ProtocolError)
@@ -319,7 +319,9 @@ class AsyncLease(LeaseBase):
         """End the lease and close its connection (once)."""
         try:
             if not self.released:
-                await self._conn.call("release", {"lease": self.id})
+                await self._conn.call("release", {"lease": self.id,
+                                                  **({"outcome": self.outcome}
+                                                     if self.outcome else {})})
         finally:
             self.released = True
             self._conn.leases.pop(self.id, None)
@@ -343,20 +345,26 @@ class AsyncLease(LeaseBase):
     async def run(self, argv: Optional[Sequence[str]] = None, *, input: Any = None,
                   capture_output: bool = False, timeout: Optional[float] = None,
                   check: bool = False, env: Optional[Mapping[str, str]] = None,
+                  grace: Optional[float] = None, time_limit: Optional[float] = None,
                   **kwargs: Any) -> "subprocess.CompletedProcess[Any]":
         """Run the step and wait, taking what subprocess.run takes (as
-        Lease.run). The step is started and waited for by a thread of its
-        own, so that a local step's CPU affinity is set on that thread only;
-        cancelling the task kills the step."""
+        Lease.run, with its grace and time_limit). The step is started and
+        waited for by a thread of its own, so that a local step's CPU
+        affinity is set on that thread only. Cancelling the task stops the
+        step with the stop sequence (SIGTERM to every process, SIGKILL after
+        the grace) and CancelledError propagates only once no process of it
+        runs."""
         loop = asyncio.get_running_loop()
         fut: "asyncio.Future[subprocess.CompletedProcess[Any]]" = loop.create_future()
         procs: List["subprocess.Popen[Any]"] = []
         cancelled = threading.Event()
+        done = threading.Event()
+        g = _step.grace(grace)
 
         def started(p: "subprocess.Popen[Any]") -> None:
             procs.append(p)
             if cancelled.is_set():
-                p.kill()
+                _step.stop(p, g)
 
         def settle(fn: Callable[[Any], None], value: Any) -> None:
             if not fut.done():
@@ -365,25 +373,39 @@ class AsyncLease(LeaseBase):
         def target() -> None:
             try:
                 r = self._run(argv, input, capture_output, timeout, check, env, kwargs,
-                              started)
+                              started, g, time_limit)
             except BaseException as e:  # noqa: BLE001  (handed to the awaiting task)
+                done.set()
                 try:
                     loop.call_soon_threadsafe(settle, fut.set_exception, e)
                 except RuntimeError:
                     pass          # the loop is gone
             else:
+                done.set()
                 try:
                     loop.call_soon_threadsafe(settle, fut.set_result, r)
                 except RuntimeError:
                     pass
 
+        def stop_all() -> None:
+            cancelled.set()
+            for p in list(procs):
+                _step.stop(p, g)
+            done.wait()       # the thread has left popen's with block
+
         threading.Thread(target=target, name=f"berth-run-{self.id}", daemon=True).start()
         try:
             return await fut
         except asyncio.CancelledError:
-            cancelled.set()
-            for p in procs:
-                p.kill()
+            # the step goes before the cancel does (a second cancel while
+            # it stops is taken after it is gone)
+            stopping = loop.run_in_executor(None, stop_all)
+            while not stopping.done():
+                try:
+                    await asyncio.shield(stopping)
+                except asyncio.CancelledError:
+                    continue
+            self.outcome = dict(self.outcome or {}, stopped="cancel")
             raise
 
 
@@ -496,7 +518,8 @@ class AsyncClient(_wire.Endpoint):
                 timeout: Optional[float] = None, wait: Optional[bool] = None,
                 argv: Optional[Sequence[str]] = None, detach: Optional[bool] = None,
                 ttl: Optional[float] = None, owner_pid: Optional[int] = None,
-                duration: Optional[float] = None, env: bool = True) -> _Acquiring:
+                duration: Optional[float] = None, time_limit: Optional[float] = None,
+                env: bool = True) -> _Acquiring:
         """As Client.acquire, on a connection of its own: ``lease = await
         c.acquire(...)`` or ``async with c.acquire(...) as lease``."""
         fields = _wire.acquire_fields(locals())
@@ -507,6 +530,7 @@ class AsyncClient(_wire.Endpoint):
                 raise ConnectFailed("this client is closed")
             lease = await _acquire_on_own(self.path, self._origin, self.connect_timeout,
                                           self.reply_timeout, self.reconnect, fields)
+            lease.time_limit = time_limit
             self._held.add(lease)
             lease._forget = self._held.discard
             return lease
@@ -590,7 +614,8 @@ def acquire(path: Optional[str] = None, *, ntasks: Optional[int] = None,
             wait: Optional[bool] = None, argv: Optional[Sequence[str]] = None,
             detach: Optional[bool] = None, ttl: Optional[float] = None,
             owner_pid: Optional[int] = None, duration: Optional[float] = None,
-            env: bool = True, reconnect: Optional[float] = RECONNECT_S) -> _Acquiring:
+            time_limit: Optional[float] = None, env: bool = True,
+            reconnect: Optional[float] = RECONNECT_S) -> _Acquiring:
     """A lease on a connection of its own: ``async with
     berth.aio.acquire(cores=4) as lease: await lease.run()``."""
     fields = _wire.acquire_fields(locals())
@@ -599,7 +624,9 @@ def acquire(path: Optional[str] = None, *, ntasks: Optional[int] = None,
     origin = _wire.path_origin(path)
 
     async def make() -> AsyncLease:
-        return await _acquire_on_own(where, origin, None, None, reconnect or 0.0, fields)
+        lease = await _acquire_on_own(where, origin, None, None, reconnect or 0.0, fields)
+        lease.time_limit = time_limit
+        return lease
     return _Acquiring(make)
 
 

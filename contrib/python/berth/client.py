@@ -56,7 +56,7 @@ class Lease(LeaseBase):
                 self._client.close()
             return
         try:
-            self._client.release(self.id)
+            self._client.release(self.id, outcome=self.outcome)
         finally:
             self.released = True
             if self._owns_client:
@@ -78,13 +78,20 @@ class Lease(LeaseBase):
     def run(self, argv: Optional[Sequence[str]] = None, *, input: Any = None,
             capture_output: bool = False, timeout: Optional[float] = None,
             check: bool = False, env: Optional[Mapping[str, str]] = None,
+            grace: Optional[float] = None, time_limit: Optional[float] = None,
             **kwargs: Any) -> "subprocess.CompletedProcess[Any]":
         """Run the step and wait, taking what subprocess.run takes (input,
         capture_output, text, timeout, check, cwd, stdout, ...): ``check``
-        raises CalledProcessError on failure, ``timeout`` kills the step and
-        raises TimeoutExpired. ``env`` is the base environment the launch's
-        changes and the BERTH_* variables go onto (default os.environ)."""
-        return self._run(argv, input, capture_output, timeout, check, env, kwargs)
+        raises CalledProcessError on failure; at ``timeout`` the step is
+        stopped (SIGTERM to every process of it, SIGKILL after ``grace``,
+        default BERTH_STOP_GRACE, else 10 s) and TimeoutExpired raised with
+        the output captured so far, at most the grace later. ``time_limit``
+        (default the lease's) stops the step the same way once it has run
+        that long, and returns its status. ``env`` is the base environment
+        the launch's changes and the BERTH_* variables go onto (default
+        os.environ)."""
+        return self._run(argv, input, capture_output, timeout, check, env, kwargs,
+                         None, grace, time_limit)
 
 
 class Client(_wire.Endpoint):
@@ -345,31 +352,42 @@ class Client(_wire.Endpoint):
                 timeout: Optional[float] = None, wait: Optional[bool] = None,
                 argv: Optional[Sequence[str]] = None, detach: Optional[bool] = None,
                 ttl: Optional[float] = None, owner_pid: Optional[int] = None,
-                duration: Optional[float] = None, env: bool = True) -> Lease:
+                duration: Optional[float] = None, time_limit: Optional[float] = None,
+                env: bool = True) -> Lease:
         """Ask for a placement; waits in berthd's queue until it fits (unless
         ``wait=False``), at most ``timeout`` seconds (then WaitTimeout). The
         fields are those of PROTOCOL.md's acquire; ``duration`` (seconds) is
         checked against the job's end and lets the step backfill onto nodes
-        held for a waiting step. Returns the Lease (a context manager that
-        releases it)."""
-        return self._acquire(_wire.acquire_fields(locals()), owns_client=False)
+        held for a waiting step; ``time_limit`` (seconds, the client's own)
+        stops a step the lease's run() or popen() started once it has run
+        that long. Returns the Lease (a context manager that releases it)."""
+        return self._acquire(_wire.acquire_fields(locals()), owns_client=False,
+                             time_limit=time_limit)
 
-    def _acquire(self, fields: Mapping[str, Any], owns_client: bool) -> Lease:
+    def _acquire(self, fields: Mapping[str, Any], owns_client: bool,
+                 time_limit: Optional[float] = None) -> Lease:
         req = _wire.acquire_request(fields)
         reply = self._call("acquire", req, waits=req.get("wait") is not False)
         lease = Lease(self, reply, bool(req.get("local")), bool(req.get("detach")),
                       owns_client, req.get("argv"))
+        lease.time_limit = time_limit
         if not lease.detached:
             self._leases[lease.id] = lease
         if lease.warning:
             warnings.warn(f"berthd: {lease.warning}", RuntimeWarning, stacklevel=3)
         return lease
 
-    def release(self, lease: Union[str, Lease]) -> None:
-        """End a lease (by id or object)."""
+    def release(self, lease: Union[str, Lease],
+                outcome: Optional[Mapping[str, Any]] = None) -> None:
+        """End a lease (by id or object); ``outcome`` says how its step
+        ended (PROTOCOL.md: status, signal, stopped, wall_s, ...), default
+        the one its last run() left."""
         lid = lease.id if isinstance(lease, Lease) else lease
+        if outcome is None and isinstance(lease, Lease):
+            outcome = lease.outcome
+        extra = {"outcome": dict(outcome)} if outcome else {}
         try:
-            self.request("release", lease=lid)
+            self.request("release", lease=lid, **extra)
         except NotFound:
             self._leases.pop(lid, None)
             raise
@@ -447,14 +465,15 @@ def acquire(path: Optional[str] = None, *, ntasks: Optional[int] = None,
             wait: Optional[bool] = None, argv: Optional[Sequence[str]] = None,
             detach: Optional[bool] = None, ttl: Optional[float] = None,
             owner_pid: Optional[int] = None, duration: Optional[float] = None,
-            env: bool = True, reconnect: Optional[float] = RECONNECT_S) -> Lease:
+            time_limit: Optional[float] = None, env: bool = True,
+            reconnect: Optional[float] = RECONNECT_S) -> Lease:
     """Acquire on a connection of its own, closed when the lease is released
     (or the process exits): ``with berth.acquire(cores=4) as lease: ...``.
     The fields are Client.acquire's."""
     fields = _wire.acquire_fields(locals())
     client = Client(path, reconnect=reconnect)
     try:
-        return client._acquire(fields, owns_client=True)
+        return client._acquire(fields, owns_client=True, time_limit=time_limit)
     except BaseException:
         client.close()
         raise

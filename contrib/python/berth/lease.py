@@ -6,9 +6,11 @@ aio.AsyncLease add releasing it over their connection."""
 import os
 import shutil
 import subprocess
+import time
 import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
+from . import _step
 from ._wire import Launch, Placement
 from .errors import BerthError, PlacementUnusable, ProtocolError
 
@@ -69,6 +71,11 @@ class LeaseBase:
         self.raw: Dict[str, Any] = dict(reply)
         self.released = False
         self.lost: Optional[str] = None
+        # the run-time limit given at acquire: run() and popen() stop the
+        # step once it has run this long (their own time_limit wins)
+        self.time_limit: Optional[float] = None
+        # how the last step run() ran ended: sent with the release
+        self.outcome: Optional[Dict[str, Any]] = None
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.id!r}, label={self.label!r}, "
@@ -135,33 +142,48 @@ class LeaseBase:
         return list(self.launch.argv)
 
     def popen(self, argv: Optional[Sequence[str]] = None, *,
-              env: Optional[Mapping[str, str]] = None,
+              env: Optional[Mapping[str, str]] = None, grace: Optional[float] = None,
+              time_limit: Optional[float] = None,
               **kwargs: Any) -> "subprocess.Popen[Any]":
         """Start the step: the rendered launch, or a local step's program
-        with its CPU affinity set to the placed cores. ``env`` (default
-        os.environ) is the base the launch's changes and the BERTH_*
-        variables go onto; the other arguments are subprocess.Popen's."""
-        cmd = self.command(argv)
+        with its CPU affinity set to the placed cores, under ``berth
+        supervise`` (its every process, also one that leaves its process
+        group, stays below it; stop it with berth.stop_step, not kill()).
+        ``env`` (default os.environ) is the base the launch's changes and
+        the BERTH_* variables go onto; ``grace`` (default BERTH_STOP_GRACE,
+        else 10 s) is the time between the stopping SIGTERM and SIGKILL;
+        ``time_limit`` (default the lease's) stops the step once it has run
+        that long. The other arguments are subprocess.Popen's."""
+        limit = time_limit if time_limit is not None else self.time_limit
+        cmd, tree = _step.supervised(self.command(argv), _step.grace(grace), limit)
         full_env = self.environ(env)
         if not self.local or self._srun_places():
-            return subprocess.Popen(cmd, env=full_env, **kwargs)
-        # Affinity is per thread on Linux and a child inherits its parent
-        # thread's: set this thread's, start the child, set it back. Other
-        # threads are not touched, so this is safe under threads.
-        cpus = self.cpus()
-        saved = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, cpus)
-        try:
-            return subprocess.Popen(cmd, env=full_env, **kwargs)
-        finally:
-            os.sched_setaffinity(0, saved)
+            p = subprocess.Popen(cmd, env=full_env, **kwargs)
+        else:
+            # Affinity is per thread on Linux and a child inherits its
+            # parent thread's: set this thread's, start the child, set it
+            # back. Other threads are not touched, so this is safe under
+            # threads.
+            cpus = self.cpus()
+            saved = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, cpus)
+            try:
+                p = subprocess.Popen(cmd, env=full_env, **kwargs)
+            finally:
+                os.sched_setaffinity(0, saved)
+        setattr(p, "berth_supervised", tree)
+        return p
 
     def _run(self, argv: Optional[Sequence[str]], input: Any, capture_output: bool,
              timeout: Optional[float], check: bool, env: Optional[Mapping[str, str]],
              kwargs: Dict[str, Any],
-             started: Optional[Callable[["subprocess.Popen[Any]"], None]] = None
+             started: Optional[Callable[["subprocess.Popen[Any]"], None]] = None,
+             grace: Optional[float] = None, time_limit: Optional[float] = None
              ) -> "subprocess.CompletedProcess[Any]":
-        """subprocess.run's rules on popen(); ``started`` is told the process."""
+        """subprocess.run's rules on popen(), but a timeout (or any
+        exception while it waits) stops the whole step with the stop
+        sequence and returns what the pipes held without waiting for
+        processes that keep them open; ``started`` is told the process."""
         if input is not None:
             if kwargs.get("stdin") is not None:
                 raise ValueError("stdin and input arguments may not both be used")
@@ -171,20 +193,44 @@ class LeaseBase:
                 raise ValueError("stdout and stderr arguments may not be used with "
                                  "capture_output")
             kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
-        with self.popen(argv, env=env, **kwargs) as p:
+        g = _step.grace(grace)
+        limit = time_limit if time_limit is not None else self.time_limit
+        t0 = time.monotonic()
+        with self.popen(argv, env=env, grace=g, time_limit=limit, **kwargs) as p:
             if started:
                 started(p)
             try:
                 out, err = p.communicate(input, timeout=timeout)
             except subprocess.TimeoutExpired as e:
-                p.kill()
-                e.output, e.stderr = p.communicate()
+                _step.stop(p, g)
+                e.output, e.stderr = _step.drain(p)
+                self._ended(p, t0, "timeout")
                 raise
             except BaseException:
-                p.kill()
+                _step.stop(p, g)
+                self._ended(p, t0, "cancel")
                 raise
             rc = p.poll()
         assert rc is not None
+        # a step that ran to its limit was stopped by it (berth supervise)
+        self._ended(p, t0, "time-limit" if limit and time.monotonic() - t0 >= limit
+                    else None)
         if check and rc:
             raise subprocess.CalledProcessError(rc, p.args, out, err)
         return subprocess.CompletedProcess(p.args, rc, out, err)
+
+    def _ended(self, p: "subprocess.Popen[Any]", t0: float,
+               stopped: Optional[str]) -> None:
+        """Keep how the step ended, for the release (PROTOCOL.md's outcome):
+        the status as a shell says it (128+N for signal N)."""
+        rc = p.returncode
+        if rc is None:
+            return
+        status = 128 - rc if rc < 0 else rc
+        out: Dict[str, Any] = {"status": status & 255,
+                               "wall_s": round(time.monotonic() - t0, 3)}
+        if 128 < status < 128 + 65:
+            out["signal"] = status - 128
+        if stopped:
+            out["stopped"] = stopped
+        self.outcome = out

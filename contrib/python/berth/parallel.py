@@ -19,7 +19,6 @@ holding the ``ResourcePlacement`` (a context manager that releases it)."""
 import configparser
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import warnings
@@ -28,6 +27,7 @@ from enum import Enum
 from types import TracebackType
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
+from ._step import berth_cli
 from .client import Lease, acquire
 
 __all__ = ["MemoryCapSupport", "ParallelLaunch", "ParallelSystem", "PlacedStep",
@@ -56,7 +56,7 @@ class MemoryCapSupport(Enum):
 
 def _berth() -> str:
     """The berth CLI: $BERTH, else berth on PATH."""
-    exe = os.environ.get("BERTH") or shutil.which("berth")
+    exe = berth_cli()
     if not exe:
         raise RuntimeError("berth.parallel needs the berth command: put it on PATH or "
                            "set BERTH to its path")
