@@ -213,6 +213,8 @@ int step_tree_wait (struct step_tree *t, const sigset_t *watched, double grace,
             sig = sigwaitinfo (&set, &si);
         if (sig <= 0 || sig == SIGCHLD)
             continue;
+        /* the grace counts from the signal, not from when the wait began */
+        now = now_mono ();
         bool from_terminal = si.si_code == SI_KERNEL;
         step_tree_signal (sig, from_terminal ? own : 0);
         if (!stopping_signal (sig))
