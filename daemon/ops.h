@@ -40,7 +40,7 @@ enum op_result {
     OP_ANSWERED,                  /* the reply is in op_reply (or none) */
     OP_WAITS,                     /* answered later, through cl->answer */
     OP_AGAIN,                     /* needs the job's end: serve the same line
-                                     again once it is known (ops_end_known) */
+                                     again once it is known (server_end_known) */
 };
 
 enum op_watch { OP_WATCH_NONE, OP_WATCH, OP_WATCH_HISTORY };

@@ -159,15 +159,6 @@ const struct waiter *queue_waiter_of (uint64_t owner)
     return (const struct waiter *) (uintptr_t) owner;
 }
 
-void queue_each (struct queue *q, void (*fn) (struct waiter *w, void *arg),
-                 void *arg)
-{
-    for (struct waiter *w = q ? q->waiters : NULL, *next; w; w = next) {
-        next = w->next;
-        fn (w, arg);
-    }
-}
-
 static int by_lease (const void *a, const void *b)
 {
     uint64_t x = ((const struct waitqueue_result *) a)->lease;

@@ -86,9 +86,6 @@ int queue_entry (const struct queue *q, int i,
                  struct waitqueue_entry_info *info);
 /* The waiter behind a wait queue entry's owner. */
 const struct waiter *queue_waiter_of (uint64_t owner);
-/* Each waiter, in no order (the journal's compaction records them). */
-void queue_each (struct queue *q, void (*fn) (struct waiter *w, void *arg),
-                 void *arg);
 /* Frees w: its journaled wait ends, its timer and request go. */
 void queue_free_waiter (struct queue *q, struct waiter *w);
 

@@ -24,7 +24,8 @@ struct server;
  * then written there). */
 struct server *server_create (struct berthd *d, berth_error_t *err);
 /* Write what each client has queued, once, without waiting, close the
- * socket and every connection (their holdings are not ended). */
+ * socket and every connection (conn_free ends their connection-bound
+ * leases, as any close does). */
 void server_destroy (struct server *s);
 /* Reads from clients so far (the event loop polls after each). */
 unsigned long server_reads (const struct server *s);

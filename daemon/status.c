@@ -139,7 +139,8 @@ json_t *status_queue (struct berthd *d)
             "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o s:i s:i s:o}", "position",
             in.position, "label", in.label, "needs", needs, "waited_s",
             now - in.added, "why", in.reason ? in.reason : "", "priority",
-            in.priority, "overtaken", in.overtaken, "pid", (int) p->client->pid,
+            in.priority, "overtaken", in.overtaken, "pid",
+            p && p->client ? (int) p->client->pid : 0,
             "timeout", p && p->acq.step.timeout >= 0
                        ? json_real (p->acq.step.timeout) : json_null (),
             "cores", in.shape->cores, "gpus", in.shape->gpus,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A grant's lease object as JSON text, encoded once per grant and spliced
  * into the acquire reply, the granted event (both here) and the journal
- * record (journal_file.h). It is
+ * record (daemon/journal_record.h). It is
  * the object the codec builds (proto_lease_json: same members, same order,
  * same nulls), written straight to text: jansson spent most of a grant
  * building and dumping it (a value per member, and a loop check per
