@@ -258,10 +258,6 @@ static void describe (const berth_lease_t *l, char *const *argv, int asked_cores
     fputc ('\n', stderr);
 }
 
-/* The supervisor (step_tree.h), a child of berth run: never returns. It
- * holds a copy of the connection, so that the lease, bound to it, outlives
- * a berth run killed by SIGKILL while any process of the step runs; told
- * of that death by PR_SET_PDEATHSIG, it stops the step. */
 /* What the supervisor tells berth run of why the step ended, in a page
  * they share (the exit status says only how). */
 struct stop_note {
@@ -269,6 +265,10 @@ struct stop_note {
     int limited;    /* stopped by --time-limit */
 };
 
+/* The supervisor (step_tree.h), a child of berth run: never returns. It
+ * holds a copy of the connection, so that the lease, bound to it, outlives
+ * a berth run killed by SIGKILL while any process of the step runs; told
+ * of that death by PR_SET_PDEATHSIG, it stops the step. */
 static void supervise (char *const *argv, const cpu_set_t *cpus, pid_t parent,
                        const sigset_t *watched, const sigset_t *child_mask,
                        double grace, double time_limit, struct stop_note *note)
