@@ -29,6 +29,7 @@
 #include "idset.h"
 #include "local_launch.h"
 #include "request_options.h"
+#include "srun_after.h"
 #include "step_tree.h"
 #include "topology.h"
 #include "wait_progress.h"
@@ -263,6 +264,7 @@ static void describe (const berth_lease_t *l, char *const *argv, int asked_cores
 struct stop_note {
     int stop_sig;   /* the stopping signal the step got, 0: none */
     int limited;    /* stopped by --time-limit */
+    long after_ms;  /* srun_after's wait */
 };
 
 /* The supervisor (step_tree.h), a child of berth run: never returns. It
@@ -271,7 +273,8 @@ struct stop_note {
  * of that death by PR_SET_PDEATHSIG, it stops the step. */
 static void supervise (char *const *argv, const cpu_set_t *cpus, pid_t parent,
                        const sigset_t *watched, const sigset_t *child_mask,
-                       double grace, double time_limit, struct stop_note *note)
+                       double grace, double time_limit, int nnodes,
+                       struct stop_note *note)
 {
     if (prctl (PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid () != parent)
         kill (getpid (), SIGTERM);   /* blocked: the wait below takes it */
@@ -282,9 +285,11 @@ static void supervise (char *const *argv, const cpu_set_t *cpus, pid_t parent,
         _exit (CLI_EXIT_BERTH);
     }
     int rc = step_tree_wait (&t, watched, grace, time_limit);
+    long after = srun_after (argv, t.main, t.main_done, t.main_status, nnodes, "berth run");
     if (note) {
         note->stop_sig = t.stop_sig;
         note->limited = t.limited;
+        note->after_ms = after;
     }
     _exit (rc);
 }
@@ -318,9 +323,11 @@ static int wait_step (pid_t pid, berth_client_t *c, int *status,
     return 0;
 }
 
-/* Run argv and wait for it: its exit status, 128+N for signal N. */
+/* Run argv and wait for it: its exit status, 128+N for signal N; *after_ms
+ * gets the supervisor's wait for Slurm after srun (srun_after.h). */
 static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c,
-                     double grace, double time_limit, berth_outcome_t *out)
+                     double grace, double time_limit, int nnodes,
+                     berth_outcome_t *out, long *after_ms)
 {
     sigset_t block, old;
     sigemptyset (&block);
@@ -344,7 +351,7 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
                          strerror (errno));
     }
     if (pid == 0)
-        supervise (argv, cpus, parent, &block, &old, grace, time_limit, note);
+        supervise (argv, cpus, parent, &block, &old, grace, time_limit, nnodes, note);
     child_pid = pid;
     struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
     sigemptyset (&sa.sa_mask);
@@ -367,11 +374,12 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
     child_pid = 0;
     if (note) {
         out->stopped = note->limited ? "time-limit" : note->stop_sig ? "signal" : NULL;
+        *after_ms = note->after_ms;
         munmap (note, sizeof (*note));
     }
     /* wait4's rusage: the supervisor and the step's tree, which it waited
      * for */
-    out->wall_s = now_mono () - t0;
+    out->wall_s = now_mono () - t0 - *after_ms / 1000.0;
     out->cpu_s = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
                  + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
     out->max_rss_kb = ru.ru_maxrss;
@@ -389,40 +397,6 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
 static long ms_since (double t0)
 {
     return (long) ((now_mono () - t0) * 1000);
-}
-
-/* srun can return before Slurm has freed the step: each node's slurmstepd
- * reports the step complete on its own, after srun has its tasks' exit
- * status. Cores released at once can then be granted to a step that srun
- * holds back with "step creation temporarily disabled". Measured on the
- * local Slurm 22.05 (2 CPUs, 200 steps, 8 at once, load 6 to 10): srun
- * exits a median 4 ms after the controller frees the step, but before it in
- * 4 to 24 % of steps, by up to 19 ms at load 6 and 100 ms at load 10; the
- * next step's own srun needs at least 4 ms (median 16 to 36 ms, slower
- * under the same load) from its grant to its step request, which covers
- * most of that. With no wait 2 of 200 steps were held back; 25 ms (100 ms
- * before) leaves the rest of the margin, where the old 100 ms made every
- * step cost 100 ms of idle core in an oversubscribed ensemble. Multi-node
- * steps report through a tree of nodes and keep the longer wait.
- * BERTH_SRUN_SETTLE_MS overrides. Returns the milliseconds waited. */
-static long srun_settle (char *const *argv, int nnodes)
-{
-    const char *base = strrchr (argv[0], '/');
-    base = base ? base + 1 : argv[0];
-    if (strcmp (base, "srun") != 0)
-        return 0;
-    long ms = nnodes > 1 ? 250 : 25;
-    const char *env = getenv ("BERTH_SRUN_SETTLE_MS");
-    if (env && *env) {
-        char *end;
-        long v = strtol (env, &end, 10);
-        if (!*end && v >= 0 && v <= 10000)
-            ms = v;
-    }
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-        ;
-    return ms;
 }
 
 int cmd_run (int argc, char **argv)
@@ -470,6 +444,7 @@ int cmd_run (int argc, char **argv)
     }
 
     double granted = now_mono ();
+    long settle_ms = 0;   /* the supervisor's wait for Slurm after srun */
     berth_outcome_t outcome;
     bool ran = false;
     berth_outcome_init (&outcome);
@@ -495,16 +470,14 @@ int cmd_run (int argc, char **argv)
         if (a.verbose)
             describe (l, step_argv, asked, a.gpus);
         rc = run_step (step_argv, bind ? &cpus : NULL, c, a.grace, a.time_limit,
-                       &outcome);
+                       berth_lease_nnodes (l), &outcome, &settle_ms);
         ran = true;
         if (outcome.wall_s < 0) {         /* fork or wait failed */
             outcome.status = rc;
             outcome.launch_error = "berth run could not start or wait for it";
         }
     }
-    long step_ms = ms_since (granted), settle_ms = 0;
-    if (!bind && step_argv)   /* none when berthd rendered no launch */
-        settle_ms = srun_settle (step_argv, berth_lease_nnodes (l));
+    long step_ms = ms_since (granted) - settle_ms;
     free (wrapped);
     /* libberth reconnects if berthd went away meanwhile. If it never came
      * back, berthd (restarted later) frees the lease when this process has

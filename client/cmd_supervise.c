@@ -13,27 +13,34 @@
 
 #include "cli_daemon.h"
 #include "commands.h"
+#include "srun_after.h"
 #include "step_tree.h"
 
 static void usage (FILE *f)
 {
     fprintf (f,
-"Usage: berth supervise [--grace SECONDS] [--time-limit SECONDS] [--] PROGRAM [ARGS...]\n"
+"Usage: berth supervise [--grace SECONDS] [--time-limit SECONDS] [--nodes N]\n"
+"                       [--] PROGRAM [ARGS...]\n"
 "Run PROGRAM as a step whose every process (also those that leave its\n"
 "process group) stays below this one, and exit once none runs, with\n"
 "PROGRAM's status (128+N when it died by signal N). SIGINT, SIGTERM and\n"
 "SIGHUP stop the step as berth run does: passed to every process, SIGKILL\n"
 "after the grace (--grace, else BERTH_STOP_GRACE, default 10 s), a second\n"
 "such signal kills at once. SIGUSR1 and\n"
-"SIGUSR2 are passed on. No lease is taken: the caller holds one.\n\n"
+"SIGUSR2 are passed on. No lease is taken: the caller holds one.\n"
+"When PROGRAM is srun and died by a signal, the step it left in Slurm is\n"
+"cancelled (scancel) and waited for; after any srun, Slurm's release of\n"
+"the step is waited for (25 ms, 250 ms for several nodes).\n\n"
 "  --grace SECONDS          between the stopping signal and SIGKILL\n"
 "  --time-limit SECONDS     stop the step once it has run this long\n"
+"  --nodes N                the lease's nodes (the wait after srun; default 1)\n"
 "  -h, --help               show this help\n");
 }
 
 static const struct option options[] = {
     { "grace", required_argument, NULL, 'g' },
     { "time-limit", required_argument, NULL, 't' },
+    { "nodes", required_argument, NULL, 'n' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -42,7 +49,7 @@ int cmd_supervise (int argc, char **argv)
 {
     const char *grace_text = NULL;
     double limit = 0;
-    int c;
+    int c, nodes = 1;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long (argc, argv, "+h", options, NULL)) != -1) {
@@ -57,6 +64,16 @@ int cmd_supervise (int argc, char **argv)
             if (errno || *end || end == optarg || !(limit > 0) || limit > 1e9)
                 return cli_fail (CLI_EXIT_BERTH, "supervise", "--time-limit '%s': give "
                                  "the run time limit as seconds above 0", optarg);
+            break;
+        }
+        case 'n': {
+            char *end;
+            errno = 0;
+            long v = strtol (optarg, &end, 10);
+            if (errno || *end || end == optarg || v < 1 || v > 1000000)
+                return cli_fail (CLI_EXIT_BERTH, "supervise", "--nodes '%s': give the "
+                                 "lease's node count, 1 or more", optarg);
+            nodes = (int) v;
             break;
         }
         case 'h':
@@ -87,5 +104,8 @@ int cmd_supervise (int argc, char **argv)
     struct step_tree t;
     if (step_tree_start (&t, argv + optind, NULL, &old, "berth supervise", &e) < 0)
         return cli_fail (CLI_EXIT_BERTH, "supervise", "%s", e.text);
-    return step_tree_wait (&t, &set, grace, limit);
+    int rc = step_tree_wait (&t, &set, grace, limit);
+    srun_after (argv + optind, t.main, t.main_done, t.main_status, nodes,
+                "berth supervise");
+    return rc;
 }

@@ -8,7 +8,8 @@
 # job is left in `squeue -s` once the lease has ended, and the next step
 # over the same CPUs starts without srun's "step creation temporarily
 # disabled". (Before: Python's timeout SIGKILLed srun, which left the step
-# in Slurm and the next srun waiting for it.)
+# in Slurm and the next srun waiting for it.) And srun killed from outside:
+# the step it left in Slurm is cancelled before the lease ends.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
@@ -51,6 +52,17 @@ PY
 echo \$? > $d/py.rc
 echo "\$(steps)" > $d/py.after
 "$BERTH" run -n 2 --label next2 -- true > $d/next2.out 2>&1; echo \$? > $d/next2.rc
+
+# 3. srun itself killed from outside (SIGKILL, as an OOM killer or a
+# wrapper's kill -9 would): Slurm still runs the step it started
+"$BERTH" run -n 2 --label killed -- sleep 300 > $d/kill.out 2>&1 &
+r=\$!
+seen
+sup=\$(pgrep -P \$r | head -1); s=\$(pgrep -x srun -P "\$sup")
+echo "\$s" > $d/kill.srun
+kill -KILL \$s; wait \$r; echo \$? > $d/kill.rc
+echo "\$(steps)" > $d/kill.after
+"$BERTH" run -n 2 --label next3 -- true > $d/next3.out 2>&1; echo \$? > $d/next3.rc
 "$BERTH" shutdown > $d/shutdown.out 2>&1
 EOS
 chmod +x "$d/job.sh"
@@ -74,4 +86,13 @@ check "Python timeout: no step left in squeue -s once the lease has ended: '$(ca
 check "the next step ran: $(cat "$d/next2.out" 2>/dev/null | tr '\n' ' ')" test "$(cat "$d/next2.rc" 2>/dev/null)" = 0
 check "the next step started without 'step creation temporarily disabled'" \
     bash -c "! grep -q 'temporarily disabled' '$d/next2.out'"
+check "srun killed: berth run found it ($(cat "$d/kill.srun" 2>/dev/null)) and exits 137 ($(cat "$d/kill.rc" 2>/dev/null))" \
+    test "$(cat "$d/kill.rc" 2>/dev/null)" = 137 -a -n "$(cat "$d/kill.srun" 2>/dev/null)"
+check "srun killed: berth run says it cancelled the step srun left: $(tail -c 300 "$d/kill.out" 2>/dev/null | tr '\n' ' ')" \
+    grep -q 'died of signal 9 while Slurm still ran its step [0-9]*\.[0-9]*: cancelling' "$d/kill.out"
+check "srun killed: no step left in squeue -s once the lease has ended: '$(cat "$d/kill.after" 2>/dev/null)'" \
+    test -z "$(tr -d ' \n' < "$d/kill.after" 2>/dev/null)"
+check "the next step ran: $(cat "$d/next3.out" 2>/dev/null | tr '\n' ' ')" test "$(cat "$d/next3.rc" 2>/dev/null)" = 0
+check "the next step started without 'step creation temporarily disabled'" \
+    bash -c "! grep -q 'temporarily disabled' '$d/next3.out'"
 finish

@@ -35,10 +35,12 @@ def grace(value: Optional[float] = None) -> float:
     return value
 
 
-def supervised(cmd: List[str], grace_s: float,
-               time_limit: Optional[float]) -> Tuple[List[str], bool]:
+def supervised(cmd: List[str], grace_s: float, time_limit: Optional[float],
+               nodes: int = 1) -> Tuple[List[str], bool]:
     """cmd under berth supervise, and True; cmd itself and False (with a
-    warning, once) when no berth command is found."""
+    warning, once) when no berth command is found. nodes: the lease's, for
+    the wait an srun step needs after srun has ended (berth supervise
+    --nodes)."""
     global _warned
     exe = berth_cli()
     if not exe:
@@ -49,7 +51,8 @@ def supervised(cmd: List[str], grace_s: float,
                           "its lease", RuntimeWarning, stacklevel=3)
         return cmd, False
     lim = ["--time-limit", f"{time_limit:g}"] if time_limit else []
-    return [exe, "supervise", "--grace", f"{grace_s:g}", *lim, "--", *cmd], True
+    return [exe, "supervise", "--grace", f"{grace_s:g}", "--nodes", str(max(nodes, 1)),
+            *lim, "--", *cmd], True
 
 
 def stop(p: "subprocess.Popen[Any]", grace_s: float) -> None:

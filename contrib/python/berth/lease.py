@@ -155,7 +155,8 @@ class LeaseBase:
         ``time_limit`` (default the lease's) stops the step once it has run
         that long. The other arguments are subprocess.Popen's."""
         limit = time_limit if time_limit is not None else self.time_limit
-        cmd, tree = _step.supervised(self.command(argv), _step.grace(grace), limit)
+        cmd, tree = _step.supervised(self.command(argv), _step.grace(grace), limit,
+                                     len(self.placement.nodes))
         full_env = self.environ(env)
         if not self.local or self._srun_places():
             p = subprocess.Popen(cmd, env=full_env, **kwargs)
