@@ -322,6 +322,7 @@ int ledger_acquire (struct ledger *l, const struct step_shape *sh,
     }
     l->next_id++;
     lg_take (l, ls);
+    l->gen++;
     *id = ls->id;
     if (why && whysize)
         why[0] = '\0';
@@ -339,7 +340,19 @@ int ledger_release (struct ledger *l, uint64_t id, berth_error_t *err)
     }
     give_back (l, ls);
     free (ls);
+    l->gen++;
     return 0;
+}
+
+void ledger_explain (const struct ledger *l, const struct step_shape *sh,
+                     enum ledger_layout layout, char *why, size_t whysize)
+{
+    lg_explain (l, sh, layout, why, whysize);
+}
+
+uint64_t ledger_generation (const struct ledger *l)
+{
+    return l->gen;
 }
 
 uint64_t ledger_next_id (const struct ledger *l)
@@ -365,6 +378,7 @@ int ledger_lease_set_end (struct ledger *l, uint64_t id, double end)
     if (!ls)
         return -1;
     ls->est_end = end < 0 ? -1 : end;
+    l->gen++;
     return 0;
 }
 

@@ -150,6 +150,16 @@ int ledger_leases (const struct ledger *l, const struct ledger_lease ***v,
                    int *count, berth_error_t *err);
 
 int ledger_nnodes (const struct ledger *l);
+
+/* Why the shape does not fit now, in ledger_acquire's words (nothing is
+ * placed; what is reserved counts as taken). */
+void ledger_explain (const struct ledger *l, const struct step_shape *shape,
+                     enum ledger_layout layout, char *why, size_t whysize);
+
+/* A count that changes whenever what is free or the expected ends of
+ * leases change (an acquire, a release, a restore, an expected end set);
+ * reserving does not change it. Equal counts: the same ledger state. */
+uint64_t ledger_generation (const struct ledger *l);
 void ledger_node_info (const struct ledger *l, int node,
                        struct ledger_node_info *info);
 

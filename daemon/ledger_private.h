@@ -47,6 +47,8 @@ struct ledger {
     uint64_t *tmp;             /* 2 * W words of scratch */
     int *sel;                  /* n node indices of scratch */
     int *resv, nresv;          /* reserved nodes */
+    uint64_t gen;              /* counts changes of what is free or when
+                                  it frees (ledger_generation) */
 };
 
 /* Node sets, the free-count buckets' node indices (static for the reason

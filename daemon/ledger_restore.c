@@ -124,6 +124,7 @@ int ledger_restore (struct ledger *l, const struct ledger_lease *w,
         return errprintf (err, "out of memory restoring a lease");
     }
     lg_take (l, ls);
+    l->gen++;
     if (l->next_id <= w->id)
         l->next_id = w->id + 1;
     return 0;

@@ -26,7 +26,7 @@ struct queue *queue_create (struct berthd *d, berth_error_t *err)
 {
     struct queue *q = calloc (1, sizeof (*q));
     struct waitqueue_config qc = { d->cfg.starvation_overtakes,
-                                   d->cfg.starvation_seconds };
+                                   d->cfg.starvation_seconds, false };
     if (!q)
         return errprintf (err, "out of memory"), NULL;
     q->d = d;
@@ -120,10 +120,7 @@ static void refuse_late (struct queue *q, struct waiter *w,
 static int entry_of (struct queue *q, uint64_t ticket,
                      struct waitqueue_entry_info *info)
 {
-    for (int i = 0; waitqueue_entry (q->wq, i, info) == 0; i++)
-        if (info->ticket == ticket)
-            return 0;
-    return -1;
+    return waitqueue_find (q->wq, ticket, info);
 }
 
 static void run (struct queue *q);

@@ -1,10 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* The wait queue. Entries are kept sorted (priority, then arrival); the queue
- * is short next to the ledger, so a sorted array is enough. */
+/* The wait queue. Entries are kept sorted (priority, then arrival) in an
+ * array, found by ticket through a map and by place through a binary search.
+ *
+ * A round costs what the event can change, not the queue's length: a round
+ * that finds the ledger as the last one left it (its generation), and no
+ * entry due to be held by its wait since, tries only the entries added
+ * since. The others cannot start: each failed the last round, and a
+ * placement that failed still fails on a subset of the same free
+ * resources, under the same held nodes, later (EASY backfill only gets
+ * harder as its window closes). Should such a round grant anything, a full
+ * round follows, so that every reason is fresh. Reasons are composed when
+ * asked for (an entry's own failure, its place, the held entry), never for
+ * the whole queue per round. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "idmap.h"
 #include "waitqueue.h"
 
 struct entry {
@@ -17,7 +30,11 @@ struct entry {
     double duration;          /* < 0: not stated */
     int overtaken;
     char why[256];            /* from the last try */
-    char reason[320];         /* why, with its place in the queue */
+    uint64_t why_gen;         /* the ledger's generation it was true of */
+    bool why_fixed;           /* it cannot be placed at all: stays true */
+    char reason[320];         /* why, with its place in the queue (built
+                                 when asked for) */
+    bool fresh;               /* added since the last round */
 };
 
 struct waitqueue {
@@ -30,6 +47,18 @@ struct waitqueue {
      * waits, so that they drain for it instead of starting over. */
     uint64_t resv_ticket;     /* 0: none */
     int *resv, nresv;
+    struct idmap *by_ticket;
+    /* What the last round left, for the next to know what can change. */
+    bool rounded;             /* a full round ran since the queue changed
+                                 in a way only a full round sees */
+    uint64_t gen;             /* the ledger's generation after it */
+    const struct entry *held; /* its held entry; NULL: none */
+    bool held_stop;           /* nothing after the held entry was tried */
+    double hold_due;          /* the earliest time an entry not held then
+                                 is due to be held by its wait */
+    double round_at;          /* its now (the held entry's reason) */
+    struct entry **fresh;     /* entries added since, in no order */
+    int nfresh, capfresh;
 };
 
 struct waitqueue *waitqueue_create (struct ledger *l,
@@ -43,11 +72,14 @@ struct waitqueue *waitqueue_create (struct ledger *l,
     }
     q->ledger = l;
     q->cfg = cfg ? *cfg : (struct waitqueue_config) {
-        WAITQUEUE_DEFAULT_OVERTAKES, WAITQUEUE_DEFAULT_MAX_WAIT };
+        WAITQUEUE_DEFAULT_OVERTAKES, WAITQUEUE_DEFAULT_MAX_WAIT, false };
     if (q->cfg.max_overtakes < 0)
         q->cfg.max_overtakes = 0;
     q->next_ticket = 1;
-    if (!(q->resv = malloc ((size_t) ledger_nnodes (l) * sizeof (int)))) {
+    q->hold_due = INFINITY;
+    if (!(q->resv = malloc ((size_t) ledger_nnodes (l) * sizeof (int)))
+        || !(q->by_ticket = idmap_create ())) {
+        free (q->resv);
         free (q);
         errprintf (err, "out of memory creating the wait queue");
         return NULL;
@@ -71,6 +103,8 @@ void waitqueue_destroy (struct waitqueue *q)
         entry_free (q->e[i]);
     free (q->e);
     free (q->resv);
+    free (q->fresh);
+    idmap_destroy (q->by_ticket);
     free (q);
 }
 
@@ -81,9 +115,31 @@ static bool before (const struct entry *a, const struct entry *b)
     return a->added != b->added ? a->added < b->added : a->ticket < b->ticket;
 }
 
+/* The place of e (in the queue): the first entry not before it. */
+static int index_of (const struct waitqueue *q, const struct entry *e)
+{
+    int lo = 0, hi = q->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (before (q->e[mid], e))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
                    double now, uint64_t *ticket, berth_error_t *err)
 {
+    if (q->nfresh == q->capfresh) {
+        int cap = q->capfresh ? q->capfresh * 2 : 16;
+        struct entry **f = realloc (q->fresh, cap * sizeof (*f));
+        if (!f)
+            return errprintf (err, "out of memory queueing a request");
+        q->fresh = f;
+        q->capfresh = cap;
+    }
     if (q->n == q->cap) {
         int cap = q->cap ? q->cap * 2 : 16;
         struct entry **e = realloc (q->e, cap * sizeof (*e));
@@ -93,7 +149,8 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
         q->cap = cap;
     }
     struct entry *e = calloc (1, sizeof (*e));
-    if (!e || (r->label && !(e->label = strdup (r->label)))) {
+    if (!e || (r->label && !(e->label = strdup (r->label)))
+        || idmap_put (q->by_ticket, q->next_ticket, e) < 0) {
         entry_free (e);
         return errprintf (err, "out of memory queueing a request");
     }
@@ -104,41 +161,51 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
     e->priority = r->priority;
     e->added = r->since > 0 && r->since < now ? r->since : now;
     e->duration = r->duration > 0 ? r->duration : -1;
-    if (r->why && *r->why) {
+    if (r->why && *r->why)
         snprintf (e->why, sizeof (e->why), "%s", r->why);
-        snprintf (e->reason, sizeof (e->reason), "%s", r->why);
-    } else {
-        snprintf (e->reason, sizeof (e->reason), "not tried yet");
-    }
-    int i = q->n;
-    while (i > 0 && before (e, q->e[i - 1]))
-        i--;
+    int i = index_of (q, e);
     memmove (q->e + i + 1, q->e + i, (q->n - i) * sizeof (*q->e));
     q->e[i] = e;
     q->n++;
+    e->fresh = true;
+    q->fresh[q->nfresh++] = e;
+    if (q->cfg.max_wait >= 0 && e->added + q->cfg.max_wait < q->hold_due)
+        q->hold_due = e->added + q->cfg.max_wait;
     *ticket = e->ticket;
     return 0;
 }
 
+/* Out of the queue (and of the fresh ones), freed. */
 static void remove_at (struct waitqueue *q, int i)
 {
+    struct entry *e = q->e[i];
     memmove (q->e + i, q->e + i + 1, (q->n - i - 1) * sizeof (*q->e));
     q->n--;
+    idmap_remove (q->by_ticket, e->ticket);
+    if (e->fresh)
+        for (int k = 0; k < q->nfresh; k++)
+            if (q->fresh[k] == e) {
+                q->fresh[k] = q->fresh[--q->nfresh];
+                break;
+            }
+    if (q->held == e) {
+        /* what was held for it goes to whoever is next due */
+        q->held = NULL;
+        q->rounded = false;
+    }
+    entry_free (e);
 }
 
 int waitqueue_cancel (struct waitqueue *q, uint64_t ticket,
                       berth_error_t *err)
 {
-    for (int i = 0; i < q->n; i++) {
-        if (q->e[i]->ticket == ticket) {
-            entry_free (q->e[i]);
-            remove_at (q, i);
-            return 0;
-        }
-    }
-    return errprintf_code (err, "not_found", "no waiting request #%llu: it "
-                           "was granted, timed out or cancelled already",
-                           (unsigned long long) ticket);
+    struct entry *e = idmap_get (q->by_ticket, ticket);
+    if (!e)
+        return errprintf_code (err, "not_found", "no waiting request #%llu: it "
+                               "was granted, timed out or cancelled already",
+                               (unsigned long long) ticket);
+    remove_at (q, index_of (q, e));
+    return 0;
 }
 
 /* Overtaken often enough, or waited long enough: hold what frees for it. */
@@ -160,46 +227,6 @@ static void held_text (const struct waitqueue *q, const struct entry *e,
                   q->cfg.max_wait);
 }
 
-static int push (struct waitqueue_result **v, int *n, int *cap,
-                 struct waitqueue_result r)
-{
-    if (*n == *cap) {
-        int c = *cap ? *cap * 2 : 8;
-        struct waitqueue_result *a = realloc (*v, c * sizeof (*a));
-        if (!a)
-            return -1;
-        *v = a;
-        *cap = c;
-    }
-    (*v)[(*n)++] = r;
-    return 0;
-}
-
-/* Reasons name positions after this round's grants have left the queue. */
-static void set_reasons (struct waitqueue *q, const struct entry *held,
-                         double now)
-{
-    char hold[64];
-    int hpos = 0;
-    for (int i = 0; i < q->n; i++)
-        if (q->e[i] == held)
-            hpos = i + 1;
-    if (held)
-        held_text (q, held, now, hold, sizeof (hold));
-    for (int i = 0; i < q->n; i++) {
-        struct entry *e = q->e[i];
-        if (held && i + 1 > hpos)
-            snprintf (e->reason, sizeof (e->reason), "held for #%d (%s)",
-                      hpos, hold);
-        else if (i == 0)
-            snprintf (e->reason, sizeof (e->reason), "%s", e->why);
-        else
-            snprintf (e->reason, sizeof (e->reason), "%s; behind #1 "
-                      "(overtaken %d of %d times)", e->why,
-                      q->e[0]->overtaken, q->cfg.max_overtakes);
-    }
-}
-
 /* Hold resources for e, the first entry due under the starvation bound that
  * does not fit: its nodes drain for it while the rest of the allocation is
  * still used (strict order holds everything). True when nothing more may
@@ -217,86 +244,190 @@ static bool hold_for (struct waitqueue *q, const struct entry *e, double now)
     return q->nresv == 0;
 }
 
+/* One round's state, as the entries are tried in queue order. */
+struct round {
+    double now;
+    const struct entry *held;
+    bool stop;
+    double ready;             /* when the held nodes hold it; -2: not asked */
+    bool regroup;             /* another entry became due to be held while
+                                 one was: the next round decides afresh */
+    struct waitqueue_result *v;
+    int n;
+};
+
+/* Try the entry at index i, as the round has reached it. True when it was
+ * granted (and so removed: the entry now at i is the next). */
+static bool try_at (struct waitqueue *q, int i, struct round *r)
+{
+    struct entry *e = q->e[i];
+    uint64_t lease;
+    berth_error_t lerr;
+    int rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease,
+                             e->why, sizeof (e->why), &lerr);
+    e->why_gen = ledger_generation (q->ledger);
+    e->why_fixed = rc < 0;
+    if (rc < 0) {
+        snprintf (e->why, sizeof (e->why), "cannot be placed: %.200s", lerr.text);
+        return false;
+    }
+    if (rc == 1 && r->held && e->duration >= 0) {
+        /* EASY backfill: it may use the held nodes if it is expected to
+         * give them back before the held entry could start there. */
+        if (r->ready == -2)
+            r->ready = ledger_ready_at (q->ledger, &r->held->shape, r->held->layout,
+                                        q->resv, q->nresv, r->now);
+        if (r->ready >= 0 && r->now + e->duration <= r->ready) {
+            ledger_unreserve (q->ledger);
+            rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease, NULL, 0,
+                                 &lerr);
+            if (ledger_reserve_nodes (q->ledger, q->resv, q->nresv) < 0)
+                r->stop = true;      /* cannot happen: all were released */
+            if (rc < 0) {
+                snprintf (e->why, sizeof (e->why), "cannot be placed: %.200s",
+                          lerr.text);
+                return false;
+            }
+        }
+    }
+    if (rc == 1) {
+        if (!r->held && is_held_for (q, e, r->now)) {
+            r->held = e;
+            r->stop = hold_for (q, e, r->now);
+        }
+        return false;
+    }
+    /* Granted: everything waiting before it was overtaken, except the
+     * entry resources are held for (none of them were taken). */
+    for (int j = 0; j < i; j++) {
+        if (q->e[j] == r->held)
+            continue;
+        if (q->e[j]->overtaken++ + 1 >= q->cfg.max_overtakes) {
+            if (!r->held) {
+                r->held = q->e[j];
+                r->stop = hold_for (q, r->held, r->now);
+            } else
+                r->regroup = true;
+        }
+    }
+    if (e->duration >= 0)
+        (void) ledger_lease_set_end (q->ledger, lease, r->now + e->duration);
+    r->v[r->n++] = (struct waitqueue_result) { e->ticket, e->owner, lease,
+                                               r->now - e->added };
+    remove_at (q, i);
+    return true;
+}
+
+static void round_end (struct waitqueue *q, const struct round *r)
+{
+    ledger_unreserve (q->ledger);
+    for (int k = 0; k < q->nfresh; k++)
+        q->fresh[k]->fresh = false;
+    q->nfresh = 0;
+    q->held = r->held;
+    q->held_stop = r->stop;
+    q->round_at = r->now;
+    q->gen = ledger_generation (q->ledger);
+    q->rounded = !r->regroup;
+}
+
+static void full_round (struct waitqueue *q, struct round *r)
+{
+    r->held = NULL;
+    r->stop = r->regroup = false;
+    r->ready = -2;
+    for (int i = 0; i < q->n && !r->stop;)
+        if (!try_at (q, i, r))
+            i++;
+    double due = INFINITY;
+    if (q->cfg.max_wait >= 0)
+        for (int i = 0; i < q->n; i++)
+            if (!is_held_for (q, q->e[i], r->now)
+                && q->e[i]->added + q->cfg.max_wait < due)
+                due = q->e[i]->added + q->cfg.max_wait;
+    q->hold_due = due;
+    round_end (q, r);
+}
+
+static int fresh_order (const void *a, const void *b)
+{
+    const struct entry *x = *(struct entry *const *) a, *y = *(struct entry *const *) b;
+    return before (x, y) ? -1 : before (y, x);
+}
+
+/* Only the entries added since the last round, each at its place, under
+ * what that round held. Returns how many were granted. */
+static int fresh_round (struct waitqueue *q, struct round *r)
+{
+    r->held = q->held;
+    r->stop = r->regroup = false;
+    r->ready = -2;
+    qsort (q->fresh, (size_t) q->nfresh, sizeof (*q->fresh), fresh_order);
+    bool reserved = false;
+    int granted = 0;
+    /* q->fresh shrinks as its entries are granted: walk a copy's worth by
+     * taking the first left each time */
+    for (int k = 0; k < q->nfresh && !r->stop;) {
+        struct entry *e = q->fresh[k];
+        if (r->held && !reserved && before (r->held, e)) {
+            if (q->held_stop)
+                break;      /* the last round tried nothing past it either */
+            if (hold_for (q, r->held, r->now))
+                break;
+            reserved = true;
+        }
+        bool had_held = r->held != NULL;
+        if (try_at (q, index_of (q, e), r)) {
+            granted++;
+            /* remove_at moved the last fresh entry into slot k: keep order */
+            qsort (q->fresh + k, (size_t) (q->nfresh - k), sizeof (*q->fresh),
+                   fresh_order);
+            if (!had_held && r->held)
+                reserved = true;    /* hold_for reserved it */
+        } else {
+            if (!had_held && r->held)
+                reserved = true;
+            k++;
+        }
+    }
+    round_end (q, r);
+    return granted;
+}
+
 int waitqueue_schedule (struct waitqueue *q, double now,
                         struct waitqueue_result **out, int *count,
                         berth_error_t *err)
 {
-    struct waitqueue_result *v = NULL;
-    int n = 0, cap = 0;
-    const struct entry *held = NULL;
-    bool stop = false;
-    double ready = -2;        /* when the held nodes hold it; -2: not asked */
+    /* strict order (no overtakes) stops at the first entry that does not
+     * fit: a full round is short already */
+    bool quick = q->rounded && q->cfg.max_overtakes > 0 && !q->cfg.full_rounds
+                 && ledger_generation (q->ledger) == q->gen && now < q->hold_due;
     /* Reserve room for every possible grant first, so that a grant once
      * taken from the ledger is always reported. */
-    if (q->n && !(v = malloc (q->n * sizeof (*v))))
+    int room = quick ? q->nfresh : q->n;
+    struct round r = { .now = now };
+    if (room && !(r.v = malloc (room * sizeof (*r.v))))
         return errprintf (err, "out of memory scheduling");
-    cap = q->n;
-    for (int i = 0; i < q->n && !stop;) {
-        struct entry *e = q->e[i];
-        uint64_t lease;
-        berth_error_t lerr;
-        int rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease,
-                                 e->why, sizeof (e->why), &lerr);
-        if (rc < 0) {
-            snprintf (e->why, sizeof (e->why), "cannot be placed: %.200s",
-                      lerr.text);
-            i++;
-            continue;
-        }
-        if (rc == 1 && held && e->duration >= 0) {
-            /* EASY backfill: it may use the held nodes if it is expected
-             * to give them back before the held entry could start there. */
-            if (ready == -2)
-                ready = ledger_ready_at (q->ledger, &held->shape,
-                                         held->layout, q->resv, q->nresv,
-                                         now);
-            if (ready >= 0 && now + e->duration <= ready) {
-                ledger_unreserve (q->ledger);
-                rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease,
-                                     NULL, 0, &lerr);
-                if (ledger_reserve_nodes (q->ledger, q->resv, q->nresv) < 0)
-                    stop = true;      /* cannot happen: all were released */
-                if (rc < 0) {
-                    snprintf (e->why, sizeof (e->why), "cannot be placed: "
-                              "%.200s", lerr.text);
-                    i++;
-                    continue;
-                }
-            }
-        }
-        if (rc == 1) {
-            if (!held && is_held_for (q, e, now)) {
-                held = e;
-                stop = hold_for (q, e, now);
-            }
-            i++;
-            continue;
-        }
-        /* Granted: everything waiting before it was overtaken, except the
-         * entry resources are held for (none of them were taken). */
-        for (int j = 0; j < i; j++) {
-            if (q->e[j] == held)
-                continue;
-            if (q->e[j]->overtaken++ + 1 >= q->cfg.max_overtakes && !held) {
-                held = q->e[j];
-                stop = hold_for (q, held, now);
-            }
-        }
-        if (e->duration >= 0)
-            (void) ledger_lease_set_end (q->ledger, lease, now + e->duration);
-        (void) push (&v, &n, &cap, (struct waitqueue_result) {
-            e->ticket, e->owner, lease, now - e->added });
-        entry_free (e);
-        remove_at (q, i);
+    q->round_at = now;
+    if (!quick)
+        full_round (q, &r);
+    else if (q->nfresh && fresh_round (q, &r) > 0) {
+        /* What the grants took changes the other entries' reasons: a full
+         * round refreshes them (it grants nothing more: each failed on
+         * more than is left), with room for every entry all the same. */
+        struct waitqueue_result *v = realloc (r.v, (r.n + q->n) * sizeof (*v));
+        if (v) {
+            r.v = v;
+            full_round (q, &r);
+        } else
+            q->rounded = false;     /* the next round is a full one */
     }
-    ledger_unreserve (q->ledger);
-    set_reasons (q, held, now);
-    if (!n) {
-        free (v);
-        v = NULL;
+    if (!r.n) {
+        free (r.v);
+        r.v = NULL;
     }
-    *out = v;
-    *count = n;
+    *out = r.v;
+    *count = r.n;
     return 0;
 }
 
@@ -305,16 +436,59 @@ int waitqueue_length (const struct waitqueue *q)
     return q->n;
 }
 
+/* The reason of the entry at index i, composed into its buffer: its own
+ * failure, and what stands before it (the held entry, the head). The
+ * failure is explained again when the ledger has changed since (a grant
+ * later in the same round, a release not yet scheduled): once per change
+ * and entry asked about, not for the whole queue each round. */
+static const char *reason_of (const struct waitqueue *q, int i)
+{
+    struct entry *e = q->e[i];
+    uint64_t gen = ledger_generation (q->ledger);
+    if (e->why[0] && !e->why_fixed && e->why_gen != gen) {
+        ledger_explain (q->ledger, &e->shape, e->layout, e->why, sizeof (e->why));
+        e->why_gen = gen;
+    }
+    int hpos = q->held ? index_of (q, q->held) + 1 : 0;
+    if (q->held && i + 1 > hpos) {
+        char hold[64];
+        held_text (q, q->held, q->round_at, hold, sizeof (hold));
+        snprintf (e->reason, sizeof (e->reason), "held for #%d (%s)", hpos, hold);
+    } else if (!e->why[0])
+        snprintf (e->reason, sizeof (e->reason), "not tried yet");
+    else if (i == 0)
+        snprintf (e->reason, sizeof (e->reason), "%s", e->why);
+    else
+        snprintf (e->reason, sizeof (e->reason), "%s; behind #1 (overtaken %d of %d "
+                  "times)", e->why, q->e[0]->overtaken, q->cfg.max_overtakes);
+    return e->reason;
+}
+
+static void info_of (const struct waitqueue *q, int i, struct waitqueue_entry_info *info)
+{
+    const struct entry *e = q->e[i];
+    *info = (struct waitqueue_entry_info) {
+        .ticket = e->ticket, .owner = e->owner, .position = i + 1,
+        .label = e->label, .shape = &e->shape, .priority = e->priority,
+        .added = e->added, .overtaken = e->overtaken, .reason = reason_of (q, i),
+    };
+}
+
 int waitqueue_entry (const struct waitqueue *q, int index,
                      struct waitqueue_entry_info *info)
 {
     if (index < 0 || index >= q->n)
         return -1;
-    const struct entry *e = q->e[index];
-    *info = (struct waitqueue_entry_info) {
-        .ticket = e->ticket, .owner = e->owner, .position = index + 1,
-        .label = e->label, .shape = &e->shape, .priority = e->priority,
-        .added = e->added, .overtaken = e->overtaken, .reason = e->reason,
-    };
+    info_of (q, index, info);
+    return 0;
+}
+
+int waitqueue_find (const struct waitqueue *q, uint64_t ticket,
+                    struct waitqueue_entry_info *info)
+{
+    const struct entry *e = idmap_get (q->by_ticket, ticket);
+    if (!e)
+        return -1;
+    info_of (q, index_of (q, e), info);
     return 0;
 }

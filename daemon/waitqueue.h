@@ -15,6 +15,7 @@
 #ifndef BERTH_WAITQUEUE_H
 #define BERTH_WAITQUEUE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -24,6 +25,9 @@
 struct waitqueue_config {
     int max_overtakes;        /* N; 0: strict order, no backfill */
     double max_wait;          /* T seconds; < 0: no time bound */
+    bool full_rounds;         /* every round tries every entry: the
+                                 reference the quick rounds are tested
+                                 against */
 };
 
 #define WAITQUEUE_DEFAULT_OVERTAKES 16
@@ -83,15 +87,24 @@ int waitqueue_cancel (struct waitqueue *q, uint64_t ticket,
 /* Start what can start now, in order, acquiring from the ledger. *out is a
  * new array (free it; NULL when *count is 0) of the grants, in grant order;
  * a grant of a request that stated a duration has its expected end set in
- * the ledger. Every request still waiting gets a fresh reason. */
+ * the ledger. When the ledger is as the last round left it
+ * (ledger_generation) and no entry has become due to be held by its wait,
+ * only the requests added since are tried (the others cannot start: see
+ * waitqueue.c); the grants are those a full round would make. */
 int waitqueue_schedule (struct waitqueue *q, double now,
                         struct waitqueue_result **out, int *count,
                         berth_error_t *err);
 
 int waitqueue_length (const struct waitqueue *q);
 
-/* Entry at 0-based index in queue order; -1 when out of range. */
+/* Entry at 0-based index in queue order; -1 when out of range. The
+ * reason is composed by the call and lasts until the next call for the
+ * same entry or a change of the queue. */
 int waitqueue_entry (const struct waitqueue *q, int index,
                      struct waitqueue_entry_info *info);
+
+/* The entry of a ticket, in O(log n); -1 when it does not wait. */
+int waitqueue_find (const struct waitqueue *q, uint64_t ticket,
+                    struct waitqueue_entry_info *info);
 
 #endif

@@ -258,9 +258,9 @@ int main (int argc, char **argv)
     double gpu_bound = gpusec / (NODES * BENCH_GPUS_PER_NODE);
 
     struct waitqueue_config dflt = { WAITQUEUE_DEFAULT_OVERTAKES,
-                                     WAITQUEUE_DEFAULT_MAX_WAIT };
-    struct waitqueue_config strict = { 0, -1 };
-    struct waitqueue_config unbounded = { 1 << 30, -1 };
+                                     WAITQUEUE_DEFAULT_MAX_WAIT, false };
+    struct waitqueue_config strict = { 0, -1, false };
+    struct waitqueue_config unbounded = { 1 << 30, -1, false };
     /* What a recorded suite states: each step's duration from an earlier
      * run, which this run misses by a factor drawn log-uniformly in
      * [1/F, F] (F = 1.25: run-to-run variation; F = 2: rough figures).

@@ -27,7 +27,7 @@ static struct ledger *mk (int n, int cores)
 
 static struct waitqueue *mkq (struct ledger *l, int n, double t)
 {
-    struct waitqueue_config cfg = { n, t };
+    struct waitqueue_config cfg = { n, t, false };
     struct waitqueue *q = waitqueue_create (l, &cfg, &err);
     ck_assert_ptr_nonnull (q);
     return q;
@@ -497,6 +497,121 @@ START_TEST (randomized)
 }
 END_TEST
 
+
+/* The quick rounds (only what was added since, while the ledger is as the
+ * last round left it) against full rounds, in lockstep on random traffic
+ * (arrivals with and without durations, priorities, resumed places, spans,
+ * releases, cancels, time passing the wait bound): the same grants (ticket,
+ * lease, placement) round by round and the same reasons for every entry. */
+/* Millions of comparisons: Check's assertions write to its log each time,
+ * which made this test take a minute, so only a failure reaches Check. */
+#define TRUE(c) do { if (!(c)) ck_abort_msg ("%s:%d: %s", __FILE__, __LINE__, #c); } while (0)
+#define TRUE_MSG(c, ...) do { if (!(c)) ck_abort_msg (__VA_ARGS__); } while (0)
+#define SAME(x, y) do { long long x_ = (long long) (x), y_ = (long long) (y); \
+    if (x_ != y_) ck_abort_msg ("%s:%d: %s == %lld, %s == %lld", __FILE__, __LINE__, \
+                                #x, x_, #y, y_); } while (0)
+
+static void same_placement (struct ledger *a, struct ledger *b, uint64_t id)
+{
+    const struct ledger_lease *x = ledger_lease_find (a, id), *y = ledger_lease_find (b, id);
+    TRUE (x != NULL);
+    TRUE (y != NULL);
+    SAME (x->nnodes, y->nnodes);
+    for (int k = 0; k < x->nnodes; k++) {
+        SAME (x->nodes[k].node, y->nodes[k].node);
+        SAME (x->nodes[k].ncores, y->nodes[k].ncores);
+        TRUE (!memcmp (x->nodes[k].cores, y->nodes[k].cores,
+                            x->nodes[k].ncores * sizeof (int)));
+    }
+}
+
+static void lockstep (int overtakes, double max_wait, unsigned seed, int ops)
+{
+    struct ledger *la = mk (4, 8), *lb = mk (4, 8);
+    struct waitqueue_config fc = { overtakes, max_wait, true };
+    struct waitqueue *qa = mkq (la, overtakes, max_wait);
+    struct waitqueue *qb = waitqueue_create (lb, &fc, &err);
+    TRUE (qb != NULL);
+    uint64_t held[512];
+    int nheld = 0, grants = 0;
+    double now = 0;
+    for (int op = 0; op < ops; op++) {
+        seed = seed * 1103515245 + 12345;
+        unsigned r = seed >> 8;
+        now += (r % 16 == 0) ? 7.0 : 0.25;
+        int kind = r % 6;
+        if (kind <= 2) {
+            int cores = 1 + (int) ((r >> 4) % 8);
+            bool span = (r >> 7) % 6 == 0;
+            struct waitqueue_request w = {
+                .shape = { .ntasks = span ? 8 + (int) ((r >> 9) % 12) : 1,
+                           .cpus_per_task = span ? 1 : cores,
+                           .cores = span ? 8 + (int) ((r >> 9) % 12) : cores,
+                           .memory = -1, .budget = -1, .may_span = span, .mpi = span },
+                .layout = LEDGER_CPU_BINDING, .priority = (r >> 13) % 7 == 0,
+                .owner = (uint64_t) op, .duration = kind == 1 ? 0.5 + (r >> 15) % 20 : 0,
+                .since = (r >> 20) % 9 == 0 ? now - (r >> 22) % 30 : 0,
+            };
+            uint64_t ta, tb;
+            SAME (waitqueue_add (qa, &w, now, &ta, &err), 0);
+            SAME (waitqueue_add (qb, &w, now, &tb, &err), 0);
+            SAME (ta, tb);
+        } else if (kind == 3 && nheld) {
+            int k = (r >> 4) % nheld;
+            SAME (ledger_release (la, held[k], &err), 0);
+            SAME (ledger_release (lb, held[k], &err), 0);
+            held[k] = held[--nheld];
+        } else if (kind == 4 && waitqueue_length (qa) && (r >> 4) % 3 == 0) {
+            struct waitqueue_entry_info info;
+            SAME (waitqueue_entry (qa, (r >> 8) % waitqueue_length (qa), &info), 0);
+            SAME (waitqueue_cancel (qa, info.ticket, &err), 0);
+            SAME (waitqueue_cancel (qb, info.ticket, &err), 0);
+        }
+        struct waitqueue_result *va, *vb;
+        int na, nb;
+        SAME (waitqueue_schedule (qa, now, &va, &na, &err), 0);
+        SAME (waitqueue_schedule (qb, now, &vb, &nb, &err), 0);
+        TRUE_MSG (na == nb, "op %d: %d grants quick, %d full", op, na, nb);
+        for (int i = 0; i < na; i++) {
+            SAME (va[i].ticket, vb[i].ticket);
+            SAME (va[i].lease, vb[i].lease);
+            same_placement (la, lb, va[i].lease);
+            TRUE (nheld < 512);
+            held[nheld++] = va[i].lease;
+        }
+        grants += na;
+        free (va);
+        free (vb);
+        SAME (waitqueue_length (qa), waitqueue_length (qb));
+        for (int i = 0; i < waitqueue_length (qa); i++) {
+            struct waitqueue_entry_info ia, ib;
+            waitqueue_entry (qa, i, &ia);
+            waitqueue_entry (qb, i, &ib);
+            SAME (ia.ticket, ib.ticket);
+            SAME (ia.overtaken, ib.overtaken);
+            TRUE_MSG (!strcmp (ia.reason, ib.reason), "op %d, #%d: '%s' quick, '%s' full",
+                           op, i + 1, ia.reason, ib.reason);
+        }
+        /* keep the queue from growing without end */
+        while (nheld > 40) {
+            SAME (ledger_release (la, held[0], &err), 0);
+            SAME (ledger_release (lb, held[0], &err), 0);
+            held[0] = held[--nheld];
+        }
+    }
+    TRUE (grants > ops / 10);
+    waitqueue_destroy (qa);
+    waitqueue_destroy (qb);
+    ledger_destroy (la);
+    ledger_destroy (lb);
+}
+
+/* One test each, so that each has its own time limit under ASan. */
+START_TEST (quick_rounds_many_overtakes) { lockstep (16, -1, 11, 4000); } END_TEST
+START_TEST (quick_rounds_wait_bound) { lockstep (3, 20.0, 12, 4000); } END_TEST
+START_TEST (quick_rounds_one_overtake) { lockstep (1, 5.0, 13, 4000); } END_TEST
+START_TEST (quick_rounds_strict_order) { lockstep (0, -1, 14, 2000); } END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("waitqueue");
@@ -514,6 +629,10 @@ int main (void)
     tcase_add_test (tc, cancel_and_remove);
     tcase_add_test (tc, unplaceable_entry);
     tcase_add_test (tc, randomized);
+    tcase_add_test (tc, quick_rounds_many_overtakes);
+    tcase_add_test (tc, quick_rounds_wait_bound);
+    tcase_add_test (tc, quick_rounds_one_overtake);
+    tcase_add_test (tc, quick_rounds_strict_order);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
