@@ -13,8 +13,8 @@
  * memory has moved since. A journal with no live lease is set aside at
  * start; while running, the journal is compacted (rewritten as the start
  * record and the live grants) once it holds --journal-records records and
- * JOURNAL_COMPACT_FACTOR times as many as there are live leases, so it
- * stays bounded however many grants a job makes.
+ * JOURNAL_COMPACT_FACTOR times as many as there are live leases and
+ * waiting requests, so it stays bounded however many grants a job makes.
  *
  * A grant that cannot be recorded (after one try at compacting, which can
  * make room under a per-file limit) is refused: nothing is handed out
@@ -141,7 +141,10 @@ static void maybe_compact (struct journal *j)
     /* before the restore there is nothing to compact from */
     if (!j->book)
         return;
-    size_t live = lease_book_count (j->book);
+    /* A compaction rewrites the waiting requests (and places) too: counted
+     * as live, so that a long queue does not compact at every record. */
+    size_t live = lease_book_count (j->book) + idmap_count (j->waiting)
+                  + (size_t) j->nplaces;
     if (j->compact_ev && j->records >= j->retry
         && j->records > j->cfg.max_records
         && (size_t) j->records > JOURNAL_COMPACT_FACTOR * (live + 1))

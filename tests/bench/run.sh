@@ -19,7 +19,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-quick=0 out= only=ledger,pack,socket,startup,cli,slurm
+quick=0 out= only=ledger,pack,queue,socket,startup,cli,slurm
 while [[ $# -gt 0 ]]; do
     case $1 in
         --quick) quick=1 ;;
@@ -72,6 +72,17 @@ run() {  # name, command...
 }
 want ledger && run ledger "$BENCH_BIN/bench_ledger" "${q[@]}" --json "$out/ledger.json"
 want pack && run pack "$BENCH_BIN/bench_pack" "${q[@]}" --json "$out/pack.json"
+if want queue; then  # the queue at an ensemble's length (issue 25)
+    if [[ $quick == 1 ]]; then
+        run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 4 --waiting 100 \
+            --json "$out/queue.json"
+    else
+        run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 16 --waiting 4000 \
+            --shape mixed --json "$out/queue.json"
+        run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 10000 \
+            --waiting 1000 --shape single --json "$out/queue_10k.json"
+    fi
+fi
 want socket && run socket "$BENCH_BIN/bench_socket" "${q[@]}" --berthd "$BERTHD" --json "$out/socket.json"
 want startup && run startup "$BENCH_BIN/bench_startup" "${q[@]}" --berthd "$BERTHD" --json "$out/startup.json"
 want cli && run cli bash "$here/bench_cli.sh" "${q[@]}" --json "$out/cli.json"

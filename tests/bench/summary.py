@@ -110,6 +110,18 @@ def main():
             f"backfill without starvation bound {r['unbounded_ratio']:.3f}",
             r["meets"]["within_1_15"] and r["meets"]["better_than_strict"])
 
+    for name, label in (("queue", "queue"), ("queue_10k", "queue")):
+        r = load(d, name)
+        if r:
+            first, last = r["deciles"][0], r["deciles"][-1]
+            grow = last["p50_us"] / max(first["p50_us"], 1e-9)
+            row(f"9. {label}, {r['nodes']} nodes, {r['waiting']} waiting ({r['shape']}): "
+                "a request's cost flat in the queue's length (last tenth <= 2 x first)",
+                f"p50 to waited {first['p50_us']:.0f} -> {last['p50_us']:.0f} us, CPU "
+                f"{first['cpu_us_per_request']:.0f} -> {last['cpu_us_per_request']:.0f} us",
+                f"status {r['status_ms_full']:.1f} ms, first grant {r['first_grant_ms']:.2f} ms, "
+                f"drain {r['drain_s']:.2f} s, RSS {r['rss_mib_full']:.0f} MiB", grow <= 2)
+
     head = (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, Linux {m.get('kernel', '?')}, "
             f"load {m.get('load_before', [0])[0]:.2f} at start, {m.get('date', '')}, "
             f"commit {m.get('commit', '')}" + (" (quick run: the figures mean nothing)"

@@ -377,6 +377,35 @@ def test_compaction_restart():
         d.cleanup()
 
 
+def test_compaction_with_waits():
+    """Waiting requests are journaled records too, and a compaction keeps
+    them: counted as live, they do not make every later record compact the
+    journal again (each compaction rewrites every waiting request)."""
+    d = Daemon(args=["--journal-records", "16"]).start()
+    try:
+        c = d.client()
+        full = [c.request("acquire", cores=CORES_PER_NODE, detach=True, label=f"full{i}")
+                for i in range(len(NODES))]
+        t.check(all(f.get("ok") for f in full), "every core held", str(full)[:200])
+        waiters = []
+        for i in range(120):
+            w = d.client()
+            w.send("acquire", cores=1, label=f"w{i}")
+            waiters.append(w)
+            # one at a time, as steps arrive: each its own pass of berthd's loop
+            wait_until(lambda: len(status(d)["queue"]) == i + 1, 30)
+        js = status(d)["daemon"]["journal"]
+        t.check(js["compactions"] <= 8, "120 waiting requests with --journal-records 16 compact a few times, "
+                "not at every record", str(js))
+        waits = [x for x in journal_lines(d) if '"op":"wait"' in x]
+        t.check(len(waits) == 120, "the journal holds every waiting request", f"{len(waits)} wait records")
+        for w in waiters:
+            w.close()
+        d.stop()
+    finally:
+        d.cleanup()
+
+
 def test_hundred_thousand():
     d = Daemon().start()
     try:
@@ -659,7 +688,7 @@ def test_node_groups():
 
 def main():
     t.run_each((test_node_groups, test_reclaim, test_holder_gone, test_damaged_journal, test_full_disk, test_full_tmpfs,
-                test_compaction_restart, test_busy_crash, test_hundred_thousand))
+                test_compaction_restart, test_compaction_with_waits, test_busy_crash, test_hundred_thousand))
     t.finish()
 
 

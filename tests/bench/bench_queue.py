@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The wait queue at the length of a big ensemble (issue 25): a berthd over
+a fake Slurm allocation of NODES nodes of 128 cores (pm-cpu, as
+big_status.py), every core held first by detached leases, then N requests
+that must wait, each on its own connection, one at a time. For each
+request: the time from sending it to its `waited` event on a watching
+connection (berthd has queued it and answered nothing else meanwhile), and
+berthd's CPU time (/proc/PID/stat) per request, by decile of N. Then the
+status op while the queue is full, the time from the release of one filling
+lease to the first grant it allows, and the time to drain: every filling
+lease released, each waiter releasing its grant at once, until none waits.
+
+Shapes: single (1 to 64 cores on one node), span (4 nodes x 64 tasks,
+may-span), mixed (both, 1 in 8 spanning).
+
+usage: bench_queue.py [--nodes N] [--waiting N] [--shape S] [--json FILE]
+BERTH and BERTHD name the built tools. Timings are figures, never checks."""
+import argparse
+import json
+import os
+import resource
+import selectors
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--nodes", type=int, default=16)
+ap.add_argument("--waiting", type=int, default=1000)
+ap.add_argument("--shape", choices=("single", "span", "mixed"), default="mixed")
+ap.add_argument("--json")
+args = ap.parse_args()
+BERTHD = os.environ["BERTHD"]
+N = args.waiting
+host = socket.gethostname().split(".")[0]
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+want = N + 1024
+if soft < want:
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(want, hard), max(want, hard)))
+    except (ValueError, OSError):
+        sys.exit(f"bench_queue: {N} connections need {want} open files; the limit is {hard}")
+
+d = tempfile.mkdtemp(prefix="berth-bq-")
+os.chmod(d, 0o700)
+sock = os.path.join(d, "s.sock")
+env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": d,
+       "SLURM_JOB_ID": "777", "SLURMD_NODENAME": host,
+       "SLURM_JOB_NODELIST": (f"{host},nid[000001-{args.nodes - 1:06d}]" if args.nodes > 1
+                              else host),
+       "SLURM_JOB_NUM_NODES": str(args.nodes)}
+daemon = subprocess.Popen([BERTHD, "--foreground", "--socket", sock, "--state-dir",
+                           os.path.join(d, "state"), "--machine", "pm-cpu",
+                           "--max-connections", str(N + 64)],
+                          env=env, stdout=subprocess.DEVNULL,
+                          stderr=open(os.path.join(d, "berthd.err"), "w"))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu():
+    with open(f"/proc/{daemon.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def rss_mib():
+    with open(f"/proc/{daemon.pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sock)
+    return s
+
+
+class Lines:
+    def __init__(self, s):
+        self.s, self.buf, self.out = s, b"", []
+
+    def get(self):
+        while not self.out:
+            chunk = self.s.recv(1 << 20)
+            if not chunk:
+                raise RuntimeError("berthd closed the connection")
+            self.buf += chunk
+            *done, self.buf = self.buf.split(b"\n")
+            self.out += [json.loads(x) for x in done]
+        return self.out.pop(0)
+
+
+for _ in range(400):
+    if daemon.poll() is not None:
+        sys.exit(f"berthd exited: {open(os.path.join(d, 'berthd.err')).read()[-500:]}")
+    try:
+        connect().close()
+        break
+    except OSError:
+        time.sleep(0.05)
+
+# Every core held: one detached lease a node, pipelined.
+filler = connect()
+fl = Lines(filler)
+fill = []
+for k in range(0, args.nodes, 500):
+    batch = range(k, min(k + 500, args.nodes))
+    filler.sendall("".join(json.dumps({"op": "acquire", "id": i, "cores": 128, "detach": True,
+                                       "wait": False}) + "\n" for i in batch).encode())
+    for _ in batch:
+        rep = fl.get()
+        if not rep.get("ok"):
+            sys.exit(f"filling lease refused: {rep['error']['message']}")
+        fill.append(rep["lease"])
+
+watch = connect()
+wl = Lines(watch)
+watch.sendall(b'{"op":"watch","id":1}\n')
+wl.get()
+
+
+def request(i):
+    spans = args.shape == "span" or (args.shape == "mixed" and i % 8 == 7)
+    r = {"op": "acquire", "id": 1, "label": f"w{i}"}
+    if spans:
+        r.update(ntasks=256, may_span_nodes=True)
+    else:
+        r.update(cores=1 + (i * 37) % 64)
+    return (json.dumps(r) + "\n").encode()
+
+
+waiters, lat, cpus = [], [], []
+c0 = cpu()
+t_sub = time.perf_counter()
+for i in range(N):
+    w = connect()
+    t = time.perf_counter()
+    w.sendall(request(i))
+    while True:
+        ev = wl.get()
+        if ev.get("event") == "waited" and ev.get("label") == f"w{i}":
+            break
+        if ev.get("event") in ("granted", "refused") and ev.get("label") == f"w{i}":
+            sys.exit(f"request w{i} did not wait: {ev}")
+    lat.append(time.perf_counter() - t)
+    waiters.append(w)
+    if (i + 1) % max(N // 10, 1) == 0:
+        cpus.append(cpu())
+submit_s = time.perf_counter() - t_sub
+fig = {"nodes": args.nodes, "waiting": N, "shape": args.shape, "submit_s": submit_s,
+       "rss_mib_full": rss_mib()}
+
+
+def pct(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(p / 100 * len(v)))]
+
+
+dec = max(N // 10, 1)
+fig["deciles"] = []
+prev = c0
+for k in range(10):
+    part = lat[k * dec:(k + 1) * dec]
+    if not part:
+        break
+    c = cpus[k] if k < len(cpus) else cpu()
+    fig["deciles"].append({"p50_us": pct(part, 50) * 1e6, "p99_us": pct(part, 99) * 1e6,
+                           "cpu_us_per_request": (c - prev) / len(part) * 1e6})
+    prev = c
+
+probe = connect()
+pl = Lines(probe)
+st = []
+for _ in range(5):
+    t = time.perf_counter()
+    probe.sendall(b'{"op":"status","id":1}\n')
+    rep = pl.get()
+    st.append(time.perf_counter() - t)
+fig["status_ms_full"] = statistics.median(st) * 1000
+if len(rep.get("queue", [])) != N:
+    sys.exit(f"status shows {len(rep.get('queue', []))} waiting, not {N}")
+
+# One filling lease released: how long until the first grant it allows.
+t = time.perf_counter()
+filler.sendall((json.dumps({"op": "release", "id": 1, "lease": fill.pop()}) + "\n").encode())
+while True:
+    ev = wl.get()
+    if ev.get("event") == "granted":
+        break
+fig["first_grant_ms"] = (time.perf_counter() - t) * 1000
+
+# Drain: every waiter releases its grant at once; the fill goes too.
+sel = selectors.DefaultSelector()
+buf = {}
+for w in waiters:
+    w.setblocking(False)
+    sel.register(w, selectors.EVENT_READ)
+    buf[w] = b""
+t = time.perf_counter()
+c1 = cpu()
+filler.sendall("".join(json.dumps({"op": "release", "id": 2, "lease": x}) + "\n"
+                       for x in fill).encode())
+left = N
+while left:
+    for key, _ in sel.select(timeout=60):
+        w = key.fileobj
+        chunk = w.recv(65536)
+        if not chunk:
+            sys.exit("berthd closed a waiting connection")
+        buf[w] += chunk
+        *done, buf[w] = buf[w].split(b"\n")
+        for line in done:
+            rep = json.loads(line)
+            if "lease" in rep and rep.get("ok") and rep.get("id") == 1:
+                w.sendall((json.dumps({"op": "release", "id": 2, "lease": rep["lease"]})
+                           + "\n").encode())
+                left -= 1
+            elif not rep.get("ok"):
+                sys.exit(f"a waiter got {rep}")
+fig["drain_s"] = time.perf_counter() - t
+fig["drain_cpu_us_per_request"] = (cpu() - c1) / N * 1e6
+
+print(f"queue {args.shape:6} {args.nodes:>6} nodes, {N:>7} waiting: submit {submit_s:7.2f} s, "
+      f"p50 {fig['deciles'][0]['p50_us']:7.0f} -> {fig['deciles'][-1]['p50_us']:7.0f} us, "
+      f"p99 {fig['deciles'][0]['p99_us']:7.0f} -> {fig['deciles'][-1]['p99_us']:7.0f} us, "
+      f"CPU/request {fig['deciles'][0]['cpu_us_per_request']:6.0f} -> "
+      f"{fig['deciles'][-1]['cpu_us_per_request']:6.0f} us; status {fig['status_ms_full']:.1f} ms, "
+      f"first grant {fig['first_grant_ms']:.2f} ms, drain {fig['drain_s']:.2f} s, "
+      f"RSS {fig['rss_mib_full']:.0f} MiB")
+if args.json:
+    json.dump(fig, open(args.json, "w"), indent=2)
+for w in waiters:
+    w.close()
+probe.sendall(b'{"op":"shutdown","id":2,"mode":"force"}\n')
+try:
+    daemon.wait(30)
+except subprocess.TimeoutExpired:
+    daemon.kill()
+    daemon.wait()
