@@ -7,8 +7,12 @@
  * an MPI_Allreduce over all ranks that it checks itself: the sum of the
  * ranks must be size*(size-1)/2 and the sum of ones must be size, which only
  * holds when the ranks really talk to each other in one job.
- * Usage: mpi_report [SECONDS]: hold the step that long after the reduction
- * (so that steps run side by side), then meet the others at a barrier.
+ * Usage: mpi_report [SECONDS [MEET PEER]]: hold the step that long after the
+ * reduction (so that steps run side by side), then meet the others at a
+ * barrier. With MEET and PEER, rank 0 first creates the file MEET and waits
+ * (at most 60 s) for the file PEER, which another step's rank 0 creates: two
+ * steps given each other's files surely run at once, whatever the machine's
+ * speed ("met" says whether it came).
  * Exit 0 when the reduction was right, 3 when not, 2 on bad usage. */
 #include <mpi.h>
 #include <sched.h>
@@ -74,11 +78,27 @@ static void json_env (const char *key, const char *name)
     putchar ('"');
 }
 
+/* Create the file self, then wait for the file peer: 1 when it came within
+ * 60 s, 0 when not. */
+static int meet (const char *self, const char *peer)
+{
+    FILE *f = fopen (self, "w");
+    if (f)
+        fclose (f);
+    for (int i = 0; i < 600; i++) {
+        if (access (peer, F_OK) == 0)
+            return 1;
+        struct timespec ts = { 0, 100 * 1000 * 1000 };
+        nanosleep (&ts, NULL);
+    }
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     double hold = argc > 1 ? atof (argv[1]) : 0;
-    if (argc > 2 || hold < 0) {
-        fprintf (stderr, "usage: mpi_report [SECONDS]\n");
+    if ((argc != 2 && argc != 4 && argc > 1) || hold < 0) {
+        fprintf (stderr, "usage: mpi_report [SECONDS [MEET PEER]]\n");
         return 2;
     }
     MPI_Init (&argc, &argv);
@@ -98,6 +118,11 @@ int main (int argc, char **argv)
     const char *node = getenv ("SLURMD_NODENAME");
     affinity_text (cpus, sizeof (cpus));
 
+    int met = -1;
+    if (argc == 4) {
+        met = rank == 0 ? meet (argv[2], argv[3]) : 0;
+        MPI_Bcast (&met, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
     if (hold > 0) {
         struct timespec ts = { (time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9) };
         nanosleep (&ts, NULL);
@@ -110,6 +135,8 @@ int main (int argc, char **argv)
             "\"want\": %ld, \"ok\": %s, \"t0\": %.6f, \"t1\": %.6f",
             MPI_KIND, rank, size, node ? node : host, host, cpus, sum[0], sum[1], want,
             ok ? "true" : "false", t0, t1);
+    if (met >= 0)
+        printf (", \"met\": %s", met ? "true" : "false");
     json_env ("job", "SLURM_JOB_ID");
     json_env ("step", "SLURM_STEP_ID");
     json_env ("step_gpus", "SLURM_STEP_GPUS");

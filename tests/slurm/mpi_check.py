@@ -22,10 +22,12 @@ From these and from the steps' output:
   exclusive mode every node has its own real CPUs, so steps running at once
   never shared one on any node;
 - with --mixed: single-node and multi-node steps ran at once;
+- steps that name a peer met it (mpi_report's "met");
 - no srun waited or retried ("step creation temporarily disabled"), also
   in the first run of a step that mpi.sh ran again.
 Usage: mpi_check.py DIR MPI --launcher TEXT [--binding MODE] [--mixed]. DIR
-holds steps.txt (label|berth run options|ranks|cpus per rank|GPUs),
+holds steps.txt (label|berth run options|ranks|cpus per rank|GPUs[|the
+step it meets]),
 steps/LABEL.out and steps/LABEL.rc, job.out. Prints ok/FAIL lines, also to
 DIR/check.log."""
 import argparse
@@ -73,8 +75,9 @@ def per_node(n, nodes):
 
 steps = []
 for line in read("steps.txt").splitlines():
-    label, opts, n, cpt, gpus = line.split("|")
-    steps.append(dict(label=label, opts=opts, n=int(n), cpt=int(cpt), gpus=int(gpus)))
+    label, opts, n, cpt, gpus, *peer = line.split("|")
+    steps.append(dict(label=label, opts=opts, n=int(n), cpt=int(cpt), gpus=int(gpus),
+                      peer=peer[0] if peer else None))
 
 retries = len(re.findall(r"step creation (temporarily|still) disabled", read("job.out")))
 # steps that ran a second time after a rank crashed in Open MPI's wire-up (mpi.sh)
@@ -199,6 +202,14 @@ if args.binding in ("exclusive", "shared"):
 if args.mixed:
     both = [(a["label"], b["label"]) for a, b in pairs if (len(a["nodes"]) > 1) != (len(b["nodes"]) > 1)]
     check(f"single-node and multi-node steps ran at once ({len(both)} such pairs)", bool(both))
+
+meeting = [s for s in steps if s["peer"]]
+if meeting:
+    unmet = [f"{s['label']} and {s['peer']}: met {[r.get('met') for r in s['ranks']]}" for s in meeting
+             if not s["ranks"] or not all(r.get("met") for r in s["ranks"])
+             or not any({a["label"], b["label"]} == {s["label"], s["peer"]} for a, b in pairs)]
+    check(f"the steps that meet a peer ran at once with it ({', '.join(s['label'] for s in meeting)})",
+          not unmet, unmet)
 
 check(f"no srun waited or retried (step creation temporarily disabled: {retries})", retries == 0)
 log.close()
