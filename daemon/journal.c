@@ -174,6 +174,7 @@ static char *grant_line (struct journal *j, const struct lease *ls,
         .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
         .peer_start = ls->peer_start, .uid = (int) ls->uid, .wait = wait,
         .request = request, .held = ll,
+        .placed = ls->placed ? &ls->placement : NULL,
     };
     char *line = grant_record_line (lt, &g, len);
     free (own);
@@ -253,13 +254,24 @@ static int compact (struct journal *j, const struct lease *skip,
             continue;
         struct proto_lease pl;
         struct lease_text lt;
+        struct placement granted = { 0 };
         size_t glen = 0;
         char *g = NULL;
         lease_to_proto (ls, false, &pl);
-        if (lease_text_build (&pl, &lt) == 0) {
+        /* the grant's ids are the ledger's; those a step reported go in
+         * the record apart (grant_line) */
+        const struct ledger_lease *ll = ls->placed
+                                        ? ledger_lease_find (j->ledger, ls->id)
+                                        : NULL;
+        berth_error_t why;
+        if (ll && ledger_lease_placement (j->ledger, ll, &granted, &why) == 0)
+            pl.placement = granted;
+        if ((!ls->placed || granted.nodes)
+            && lease_text_build (&pl, &lt) == 0) {
             g = grant_line (j, ls, &lt, 0, NULL, &glen);
             lease_text_free (&lt);
         }
+        placement_free (&granted);
         bool written = g && fwrite (g, 1, glen, f) == glen;
         free (g);
         if (!written) {
@@ -444,6 +456,31 @@ int journal_reclaim (struct journal *j, const struct lease *ls,
         return errprefix (err, "the reclaim of %s is unrecorded (a restart "
                           "before the next compaction watches its old "
                           "holder): ", ls->name);
+    }
+    append_done (j);
+    return 0;
+}
+
+int journal_placed (struct journal *j, const struct lease *ls,
+                    const struct placement *p, berth_error_t *err)
+{
+    if (j->fd < 0)
+        return 0;
+    bool torn = false;
+    char time[40];
+    size_t len = 0;
+    json_real_text (now_wall (), time, sizeof (time));
+    char *line = placed_record_line (ls->id, time, p, &len);
+    int rc = line ? journal_append_line (j->fd, j->path, &j->size, line, len,
+                                         &torn, err)
+                  : errprintf (err, "out of memory");
+    free (line);
+    if (rc < 0) {
+        /* the next compaction writes them with the grant */
+        j->dirty = torn || j->dirty;
+        return errprefix (err, "the cores %s reported are unrecorded (after "
+                          "a restart before the next compaction it shows "
+                          "the grant's): ", ls->name);
     }
     append_done (j);
     return 0;
@@ -982,6 +1019,10 @@ static int restore (struct journal *j, json_t *rec, uint64_t *endnow,
     if (rc == 0 && !same_placement (&ls->placement, &pl.placement))
         rc = errprintf (err, "L%lld holds other cores in the ledger than its "
                         "lease names", (long long) id);
+    int placed = rc < 0 ? 0 : journal_placed_ids (rec, &ls->placement, err);
+    if (placed < 0)
+        rc = errprefix (err, "L%lld: ", (long long) id);
+    ls->placed = placed == 1;
     proto_lease_free (&pl);
     if (rc < 0 || lease_book_add (j->book, ls, err) < 0) {
         lease_free (ls);

@@ -97,6 +97,12 @@ int journal_release (struct journal *j, uint64_t id, const char *time,
  * new holder, for the next restart. */
 int journal_reclaim (struct journal *j, const struct lease *ls,
                      berth_error_t *err);
+/* The ids a local step reported (op placed) for lease ls, p, recorded
+ * apart from its grant (for status after a restart; never fed to the
+ * ledger). Fails when they could not be written (the next compaction writes
+ * them, once ls holds them). */
+int journal_placed (struct journal *j, const struct lease *ls,
+                    const struct placement *p, berth_error_t *err);
 void journal_stats (const struct journal *j, struct journal_stats *out);
 
 #endif

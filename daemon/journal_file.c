@@ -62,6 +62,33 @@ static int int_list (json_t *a, int *ids)
     return 0;
 }
 
+int journal_placed_ids (json_t *rec, struct placement *p, berth_error_t *err)
+{
+    json_t *placed = json_object_get (rec, "placed"), *cores, *gpus;
+    if (!placed)
+        return 0;
+    if (json_unpack (placed, "{s:o s:o !}", "cores", &cores, "gpu_ids",
+                     &gpus) < 0 || !json_is_array (cores)
+        || !json_is_array (gpus))
+        return errprintf (err, "its \"placed\" needs exactly the lists cores "
+                          "and gpu_ids");
+    size_t nc = json_array_size (cores), ng = json_array_size (gpus);
+    if (p->nnodes != 1 || nc != (size_t) p->nodes[0].ncores
+        || ng != (size_t) p->ngpu_ids)
+        return errprintf (err, "its \"placed\" names %zu cores and %zu GPUs; "
+                          "the lease holds %d and %d on %d node(s)", nc, ng,
+                          p->nnodes ? p->nodes[0].ncores : 0, p->ngpu_ids,
+                          p->nnodes);
+    int c[nc + 1], g[ng + 1];
+    if (int_list (cores, c) < 0 || int_list (gpus, g) < 0)
+        return errprintf (err, "its \"placed\" has an id that is not an "
+                          "integer in 0..%d", INT_MAX);
+    memcpy (p->nodes[0].cores, c, nc * sizeof (*c));
+    if (ng)
+        memcpy (p->gpu_ids, g, ng * sizeof (*g));
+    return 1;
+}
+
 struct ledger_lease *journal_grant_lease (json_t *rec, berth_error_t *err)
 {
     json_int_t id;
@@ -337,9 +364,30 @@ static int take_record (struct reader *r, json_t *rec, int lineno,
         ent->rec = copy;
         return 0;
     }
+    if (op && strcmp (op, "placed") == 0) {
+        /* the ids a local step reported: they go with its grant record */
+        json_int_t id;
+        json_t *placed;
+        if (json_unpack (rec, "{s:I s:o}", "id", &id, "placed", &placed) < 0)
+            return errprintf (why, "a placed record needs an integer id and "
+                              "the ids (\"placed\")");
+        struct live_entry *ent = id > 0 ? idmap_get (r->live, (uint64_t) id)
+                                        : NULL;
+        if (!ent)
+            return errprintf (why, "it places L%lld, which is not held at "
+                              "that point", (long long) id);
+        json_t *copy = json_deep_copy (ent->rec);
+        if (!copy || json_object_set (copy, "placed", placed) < 0) {
+            json_decref (copy);
+            return errprintf (why, "out of memory");
+        }
+        json_decref (ent->rec);
+        ent->rec = copy;
+        return 0;
+    }
     return errprintf (why, "unknown record op %s%s%s (a journal holds one "
-                      "start record, then grants, reclaims, releases, waits "
-                      "and unwaits)",
+                      "start record, then grants, reclaims, placed records, "
+                      "releases, waits and unwaits)",
                       op ? "\"" : "", op ? op : "(none)", op ? "\"" : "");
 }
 

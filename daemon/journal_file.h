@@ -72,5 +72,9 @@ const char *journal_layout_name (enum ledger_layout l);
 /* The ledger lease a grant record describes, for ledger_restore (one
  * allocation; free it). Its core ids come from lease.placement.cores. */
 struct ledger_lease *journal_grant_lease (json_t *rec, berth_error_t *err);
+/* The ids a local step reported (a grant record's "placed", op placed) put
+ * into p, its lease's placement: 1, or 0 when the record has none (p
+ * unchanged), or -1 when they do not fit p (p unchanged). */
+int journal_placed_ids (json_t *rec, struct placement *p, berth_error_t *err);
 
 #endif

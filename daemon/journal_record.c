@@ -85,6 +85,31 @@ char *grant_record_line (const struct lease_text *t,
         text_buf_put (&b, "}", 1);
     }
     text_buf_put (&b, "]", 1);
+    if (g->placed)
+        placed_member_text (&b, g->placed);
+    return json_text_end_line (&b, len);
+}
+
+void placed_member_text (struct text_buf *b, const struct placement *p)
+{
+    text_buf_puts (b, ",\"placed\":{\"cores\":");
+    json_text_ids (b, p->nodes[0].cores, p->nodes[0].ncores);
+    text_buf_puts (b, ",\"gpu_ids\":");
+    json_text_ids (b, p->gpu_ids, p->ngpu_ids);
+    text_buf_put (b, "}", 1);
+}
+
+char *placed_record_line (uint64_t id, const char *time,
+                          const struct placement *p, size_t *len)
+{
+    struct text_buf b = { 0 };
+    if (!time || !p || p->nnodes < 1)
+        return NULL;
+    text_buf_puts (&b, "{\"op\":\"placed\",\"id\":");
+    text_buf_int (&b, (long long) id);
+    text_buf_puts (&b, ",\"time\":");
+    text_buf_puts (&b, time);
+    placed_member_text (&b, p);
     return json_text_end_line (&b, len);
 }
 

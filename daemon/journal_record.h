@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "lease_text.h"
+#include "text.h"
 #include "ledger.h"
 #include "step.h"
 
@@ -30,9 +31,20 @@ struct grant_record_facts {
     const char *request;          /* the request's id as JSON text; NULL:
                                      none */
     const struct ledger_lease *held;
+    const struct placement *placed;  /* the ids a local step reported (op
+                                        placed), kept apart from the
+                                        grant's; NULL: none */
 };
 char *grant_record_line (const struct lease_text *t,
                          const struct grant_record_facts *g, size_t *len);
+
+/* "placed":{"cores":[..],"gpu_ids":[..]}: the ids of node 0 of p, the one
+ * node of a local step. The member of a grant record, and (after the id) of
+ * a placed record. */
+void placed_member_text (struct text_buf *b, const struct placement *p);
+/* {"op":"placed","id":..,"time":..,"placed":{..}} as a line. */
+char *placed_record_line (uint64_t id, const char *time,
+                          const struct placement *p, size_t *len);
 
 /* The journal's release record {"op":"release","id":..,"time":..,
  * "reason":..} as a line; time as json_real_text writes it. */

@@ -28,7 +28,10 @@ struct lease {
     char *label;
     struct step_shape shape;
     enum ledger_layout layout;
-    struct placement placement;
+    struct placement placement;   /* where the step runs: the grant's ids,
+                                     or those it reported (placed) */
+    bool placed;                  /* it reported them: the grant's ids are
+                                     then the ledger's alone */
     struct launch launch;         /* argv NULL: no launch rendered */
     struct env_set_item *env;
     int nenv;

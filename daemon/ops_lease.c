@@ -314,9 +314,22 @@ OP_HANDLER (placed)
                 return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "placed: "
                                  "gpu_ids names GPU %d %s", gids[i], i && gids[i]
                                  == gids[i - 1] ? "twice" : "that the node lacks");
-        memcpy (ls->placement.gpu_ids, gids, (size_t) ng * sizeof (*gids));
     }
+    /* journaled apart from the grant, whose ids stay the ledger's: a
+     * restart shows these again */
+    struct placement_node node = *pn;
+    struct placement rep = ls->placement;
+    node.cores = ids;
+    rep.nodes = &node;
+    if (ng > 0)
+        rep.gpu_ids = gids;
+    berth_error_t why;
+    if (journal_placed (d->journal, ls, &rep, &why) < 0)
+        log_msg (LOG_WARNING, "%s", why.text);
+    if (ng > 0)
+        memcpy (ls->placement.gpu_ids, gids, (size_t) ng * sizeof (*gids));
     memcpy (pn->cores, ids, (size_t) n * sizeof (*ids));
+    ls->placed = true;
     /* BERTH_CORES follows the cores when next built */
     env_set_free (ls->env, ls->nenv);
     ls->env = NULL;

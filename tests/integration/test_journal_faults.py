@@ -5,6 +5,9 @@
 - Grants of one scheduling round are journaled in lease id order: a request
   that goes ahead of a waiter (a higher priority) is granted in the same
   round as the waiter behind it; after kill -9 berthd starts again.
+- The ids a local step that srun placed reports (op placed) are journaled
+  apart from its grant's: a restart, after a compaction or not, shows them
+  again and never feeds them to the ledger.
 - The property: random request sequences (acquire with priorities, waits,
   detach, release, close) with kill -9 at random points, restarting every
   time; every restart must serve, lease ids never go back, and no core is
@@ -82,6 +85,63 @@ def test_priority_round():
                     "and both leases are held after the restart", str(held))
         a.close()
         w.close()
+    finally:
+        d.cleanup()
+
+
+def shown_cores(d):
+    return {le["lease"]: le["placement"]["cores"][0] for le in status(d)["leases"]}
+
+
+def compacted(d):
+    with open(os.path.join(d.state, "journal.jsonl")) as f:
+        return "compacted" in json.loads(f.readline())
+
+
+def test_placed_restart(compact):
+    """SCHEDULER: a local step srun placed reports other cores than its
+    grant's (op placed); another lease is granted the reported ones (the
+    ledger counts the node). After kill -9, with or without a compaction
+    in between, berthd starts again, both leases are held, and the first
+    still shows the cores its step reported."""
+    what = "after a compaction" if compact else "with no compaction"
+    d = with_srun(Daemon(args=["--journal-records", "16"]))
+    try:
+        d.start()
+        c = d.client()
+        local = dict(cores=1, local=True, argv=["./a"], detach=True)
+        a = c.request("acquire", label="a", **local)
+        t.check(a.get("ok"), "the first local lease is granted", str(a)[:300])
+        grant = a["placement"]["cores"][0]
+        other = [x for x in range(CORES_PER_NODE) if x not in grant][:1]
+        r = c.request("placed", lease=a["lease"], cores=other)
+        t.check(r.get("ok"), f"its step reports core {other}", str(r))
+        b = c.request("acquire", label="b", **local)
+        t.check(b.get("ok"), "a second local lease is granted", str(b)[:300])
+        if compact:
+            for _ in range(20):
+                x = c.request("acquire", cores=1)
+                c.request("release", lease=x["lease"])
+            t.check(compacted(d), "the journal was compacted")
+        before = shown_cores(d)
+        c.close()
+        d.kill9()
+        try:
+            d.start()
+        except RuntimeError as e:
+            t.check(False, f"berthd starts again {what}", str(e)[-400:])
+            return
+        after = shown_cores(d)
+        t.check(set(after) == {a["lease"], b["lease"]}, f"both leases are held {what}", str(after))
+        t.check(after == before and after.get(a["lease"]) == other,
+                f"and show the cores they showed before ({what}: {a['lease']} on its step's {other})",
+                f"before {before}, after {after}")
+        c = d.client()
+        t.check(c.request("release", lease=a["lease"]).get("ok") and c.request("release", lease=b["lease"]).get("ok"),
+                "both release as usual")
+        t.check(status(d)["allocation"]["totals"]["cores_used"] == 0, "and every core is free again",
+                str(status(d)["allocation"]["totals"]))
+        c.close()
     finally:
         d.cleanup()
 
@@ -318,7 +378,7 @@ def test_kill9_property(rounds, seed):
 def main():
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 25
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else random.randrange(1 << 30)
-    tests = [test_priority_round, lambda: test_kill9_property(rounds, seed)]
+    tests = [test_priority_round, lambda: test_placed_restart(False), lambda: test_placed_restart(True), lambda: test_kill9_property(rounds, seed)]
     t.run_each(tests)
     t.finish()
 

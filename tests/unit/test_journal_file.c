@@ -471,6 +471,67 @@ START_TEST (test_restart_records)
 }
 END_TEST
 
+/* The ids a local step reported (op placed) go with its grant record, read
+ * back apart from the grant's own (which the ledger keeps). */
+#define PLACED(id, cores, gpus) "{\"op\":\"placed\",\"id\":" #id \
+    ",\"time\":3.5,\"placed\":{\"cores\":" cores ",\"gpu_ids\":" gpus "}}\n"
+START_TEST (test_placed_records)
+{
+    struct journal_contents jc;
+    reads (START GRANT (1, "[0,1]") PLACED (1, "[6,7]", "[]"), &jc);
+    ck_assert_int_eq (json_array_size (jc.live), 1);
+    json_t *g = json_array_get (jc.live, 0);
+    json_t *cores = json_object_get (json_object_get (g, "placed"), "cores");
+    ck_assert_int_eq (json_array_size (cores), 2);
+    ck_assert_int_eq (json_integer_value (json_array_get (cores, 0)), 6);
+
+    /* put into a lease's placement: its one node's cores, nothing else */
+    int ids[2] = { 0, 1 };
+    struct placement_node node = { .name = (char *) "a", .cores = ids, .ncores = 2 };
+    struct placement p = { .nodes = &node, .nnodes = 1 };
+    berth_error_t err;
+    ck_assert_int_eq (journal_placed_ids (g, &p, &err), 1);
+    ck_assert_int_eq (ids[0], 6);
+    ck_assert_int_eq (ids[1], 7);
+    /* a record without: 0, unchanged */
+    json_t *bare = json_deep_copy (g);
+    json_object_del (bare, "placed");
+    ck_assert_int_eq (journal_placed_ids (bare, &p, &err), 0);
+    ck_assert_int_eq (ids[0], 6);
+    /* a count other than the lease's, or an unknown key: refused, unchanged */
+    json_object_set_new (bare, "placed", json_pack ("{s:[i] s:[]}", "cores", 3,
+                                                    "gpu_ids"));
+    ck_assert_int_eq (journal_placed_ids (bare, &p, &err), -1);
+    ck_assert_msg (strstr (err.text, "names 1 cores and 0 GPUs")
+                   && strstr (err.text, "holds 2 and 0"), "%s", err.text);
+    json_object_set_new (bare, "placed", json_pack ("{s:[i,i] s:[] s:i}",
+                                                    "cores", 3, 4, "gpu_ids",
+                                                    "extra", 1));
+    ck_assert_int_eq (journal_placed_ids (bare, &p, &err), -1);
+    ck_assert_msg (strstr (err.text, "exactly"), "%s", err.text);
+    json_object_set_new (bare, "placed", json_pack ("{s:[i,i] s:[]}", "cores",
+                                                    3, -4, "gpu_ids"));
+    ck_assert_int_eq (journal_placed_ids (bare, &p, &err), -1);
+    ck_assert_int_eq (ids[0], 6);
+    ck_assert_int_eq (ids[1], 7);
+    json_decref (bare);
+    journal_contents_free (&jc);
+
+    /* a compaction writes it with the grant; a later report replaces it */
+    reads (START GRANT (1, "[0,1]") PLACED (1, "[6,7]", "[]")
+           PLACED (1, "[4,5]", "[]"), &jc);
+    cores = json_object_get (json_object_get (json_array_get (jc.live, 0),
+                                              "placed"), "cores");
+    ck_assert_int_eq (json_integer_value (json_array_get (cores, 0)), 4);
+    journal_contents_free (&jc);
+
+    damaged (START PLACED (1, "[6,7]", "[]") GRANT (1, "[0,1]"), "line 2",
+             "places L1, which is not held");
+    damaged (START GRANT (1, "[0,1]") "{\"op\":\"placed\",\"id\":1}\n",
+             "line 3", "a placed record needs");
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("journal_file");
@@ -483,6 +544,7 @@ int main (void)
     tcase_add_test (tc, test_full_disk);
     tcase_add_test (tc, test_grant_lease_round_trip);
     tcase_add_test (tc, test_restart_records);
+    tcase_add_test (tc, test_placed_records);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
