@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "codec.h"
@@ -449,12 +450,29 @@ int journal_read (const char *path, struct journal_contents *jc,
     memset (jc, 0, sizeof (*jc));
     jc->next_id = 1;
     jc->next_wait = 1;
-    FILE *f = fopen (path, "re");
-    if (!f) {
+    /* O_NONBLOCK: a FIFO put there would hold the start until a writer
+     * came; it, and anything else but a file, is refused at once */
+    int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st = { 0 };
+    if (fd < 0) {
         if (errno == ENOENT)
             return 0;
         return errprintf (err, "cannot read the journal %s: %s", path,
                           strerror (errno));
+    }
+    int e = fstat (fd, &st) < 0 ? errno : 0;
+    if (e || !S_ISREG (st.st_mode)) {
+        close (fd);
+        return errprintf (err, "the journal %s is %s, not a regular file; "
+                          "move it aside", path, e ? strerror (e)
+                          : S_ISFIFO (st.st_mode) ? "a FIFO"
+                          : S_ISDIR (st.st_mode) ? "a directory"
+                          : "a special file");
+    }
+    FILE *f = fdopen (fd, "re");
+    if (!f) {
+        close (fd);
+        return errprintf (err, "out of memory reading the journal %s", path);
     }
     struct reader r = { idmap_create (), 0, 1, idmap_create (), 1 };
     char *line = NULL;

@@ -532,6 +532,24 @@ START_TEST (test_placed_records)
 }
 END_TEST
 
+/* A journal that is no file is refused at once: a FIFO there held the
+ * start until a writer came (issue 24, finding 11). */
+START_TEST (test_not_a_file)
+{
+    struct journal_contents jc;
+    berth_error_t err;
+    ck_assert_int_eq (mkfifo (path, 0600), 0);
+    ck_assert_int_eq (journal_read (path, &jc, &err), -1);
+    ck_assert_msg (strstr (err.text, "is a FIFO, not a regular file")
+                   && strstr (err.text, path), "%s", err.text);
+    unlink (path);
+    ck_assert_int_eq (mkdir (path, 0700), 0);
+    ck_assert_int_eq (journal_read (path, &jc, &err), -1);
+    ck_assert_msg (strstr (err.text, "is a directory"), "%s", err.text);
+    rmdir (path);
+}
+END_TEST
+
 int main (void)
 {
     Suite *s = suite_create ("journal_file");
@@ -545,6 +563,7 @@ int main (void)
     tcase_add_test (tc, test_grant_lease_round_trip);
     tcase_add_test (tc, test_restart_records);
     tcase_add_test (tc, test_placed_records);
+    tcase_add_test (tc, test_not_a_file);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
