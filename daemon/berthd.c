@@ -73,6 +73,9 @@ static const char usage_text[] =
 "                            places unless sent again\n"
 "  --journal-records N       compact the journal once it holds N records and\n"
 "                            4 times as many as there are leases (default 4096)\n"
+"  --discard-journal         set another allocation's journal aside even while\n"
+"                            holders of its leases still run (else berthd\n"
+"                            refuses to start over them)\n"
 "  --deadline-policy P       a request whose duration runs past the job's\n"
 "                            end: refuse (default) or warn\n"
 "  --output-stall T          close a connection that leaves more than 1 MiB of\n"
@@ -94,7 +97,7 @@ static const char usage_text[] =
 enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_MACHINE_PATH, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
-    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL,
+    OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL, OPT_DISCARD,
     OPT_DEADLINE, OPT_STALL, OPT_SPIN, OPT_HELP,
     OPT_VERSION,
 };
@@ -116,6 +119,7 @@ static const struct option long_options[] = {
     { "drain-timeout", required_argument, NULL, OPT_DRAIN },
     { "reclaim-grace", required_argument, NULL, OPT_GRACE },
     { "journal-records", required_argument, NULL, OPT_JOURNAL },
+    { "discard-journal", no_argument, NULL, OPT_DISCARD },
     { "deadline-policy", required_argument, NULL, OPT_DEADLINE },
     { "output-stall", required_argument, NULL, OPT_STALL },
     { "spin-us", required_argument, NULL, OPT_SPIN },
@@ -223,6 +227,7 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
             rc = parse_int ("journal-records", optarg, 16, 1 << 24,
                             &cfg->journal_records, err);
             break;
+        case OPT_DISCARD: cfg->discard_journal = true; break;
         case OPT_DEADLINE:
             if (deadline_policy_parse (optarg, &cfg->deadline_policy, err) < 0)
                 return errprefix (err, "--deadline-policy: ");

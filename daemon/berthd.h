@@ -61,6 +61,7 @@ struct berthd_config {
     double drain_timeout;         /* seconds a drain waits for leases */
     double reclaim_grace;         /* seconds a restored connection-bound lease
                                      waits for its holder */
+    bool discard_journal;         /* --discard-journal */
     int journal_records;          /* compact the journal past this many
                                      records (and 4x the live leases) */
     double output_stall;          /* seconds a connection may keep more than

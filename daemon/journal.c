@@ -856,6 +856,55 @@ static int restore_ledger (struct journal *j, const struct journal_contents *jc,
     return 0;
 }
 
+/* Whether the process pid, started at start (0: unknown), still runs. */
+static bool holder_runs (pid_t pid, uint64_t start)
+{
+    uint64_t now = 0;
+    if (pid <= 0)
+        return false;
+    if (pidstart_read (pid, &now) < 0)
+        return errno != ENOENT;     /* there, but unreadable: assume it runs */
+    return start == 0 || now == start;
+}
+
+/* Another allocation's journal with live leases: the holders of them that
+ * still run (the connection's process, or a detached lease's owner), as
+ * "L1 (pid 123), ..." into buf; their number. */
+static int running_holders (const struct journal_contents *jc, char *buf,
+                            size_t size)
+{
+    size_t i, used = 0;
+    json_t *rec;
+    int n = 0;
+    buf[0] = '\0';
+    json_array_foreach (jc->live, i, rec) {
+        json_int_t id = json_integer_value (json_object_get (rec, "id"));
+        json_int_t peer = json_integer_value (json_object_get (rec, "peer_pid"));
+        json_int_t start = json_integer_value (json_object_get (rec,
+                                                                "peer_start"));
+        json_int_t owner = json_integer_value (json_object_get (rec, "owner"));
+        /* a detached lease is held by its owner, if it names one; the
+         * process that asked for it may have gone long since */
+        bool detached = json_is_true (json_object_get (rec, "detached"));
+        pid_t pid = 0;
+        if (owner > 0 && owner <= INT_MAX && holder_runs ((pid_t) owner, 0))
+            pid = (pid_t) owner;
+        else if (!detached && peer > 0 && peer <= INT_MAX && start >= 0
+                 && holder_runs ((pid_t) peer, (uint64_t) start))
+            pid = (pid_t) peer;
+        if (!pid)
+            continue;
+        if (n++ < 8 && used < size) {
+            int w = snprintf (buf + used, size - used, "%sL%lld (pid %d)",
+                              used ? ", " : "", (long long) id, (int) pid);
+            used += w > 0 ? (size_t) w : 0;
+        }
+    }
+    if (n > 8 && used < size)
+        snprintf (buf + used, size - used, " and %d more", n - 8);
+    return n;
+}
+
 int journal_open_ledger (struct journal *j, const struct allocation *a,
                          struct ledger **ledger, struct ledger **empty,
                          berth_error_t *err)
@@ -876,11 +925,30 @@ int journal_open_ledger (struct journal *j, const struct allocation *a,
     berth_error_t why;
     bool ours = jc.start && specs_from_start (jc.start, a, &s,
                                               &why) == 0;
+    char holders[512];
+    int running = jc.start && !ours && live
+                  ? running_holders (&jc, holders, sizeof (holders)) : 0;
+    if (running && !j->cfg.discard) {
+        /* its steps still run on cores this berthd would hand out again */
+        errprintf (err, "the journal %s is not this allocation's (%s), and "
+                   "%d holder%s of its leases still run%s: %s; berthd does not "
+                   "start over them: end them (or start berthd as the "
+                   "allocation they belong to), or give --discard-journal to "
+                   "set the journal aside anyway", j->path, why.text, running,
+                   running == 1 ? "" : "s", running == 1 ? "s" : "", holders);
+        specs_free (&s);
+        journal_contents_free (&jc);
+        return -1;
+    }
     if (jc.start && !ours && live + waits > 0)
         log_msg (LOG_WARNING, "the journal %s is not this allocation's (%s): "
-                 "setting it aside as %s", j->path, why.text, aside);
-    /* Lease ids go on from where this allocation's journal left them. */
-    uint64_t next_id = ours ? jc.next_id : 1;
+                 "setting it aside as %s%s%s", j->path, why.text, aside,
+                 running ? " (--discard-journal), though these still run: "
+                 : "", running ? holders : "");
+    /* Lease ids go on from where the journal left them, set aside or not:
+     * a holder of the old journal's that comes back and releases "L1" must
+     * not end another step's lease. */
+    uint64_t next_id = jc.start ? jc.next_id : 1;
     bool fresh = !jc.start || !ours || live + waits == 0;
     j->next_wait = ours ? jc.next_wait : 1;
     if (fresh) {

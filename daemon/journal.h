@@ -38,6 +38,9 @@ struct journal_config {
                                      4x the live leases) */
     double reclaim_grace;         /* seconds a restored lease whose holder
                                      cannot be watched, and a place, wait */
+    bool discard;                 /* set another allocation's journal aside
+                                     even while holders of its leases run
+                                     (--discard-journal) */
 };
 
 /* What status shows of it. */

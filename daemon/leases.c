@@ -147,7 +147,8 @@ static void lease_ended (uint64_t id, const char *reason, void *arg)
 int leases_init (struct berthd *d, berth_error_t *err)
 {
     struct journal_config jc = { d->state_dir, d->cfg.journal_records,
-                                 d->cfg.reclaim_grace };
+                                 d->cfg.reclaim_grace,
+                                 d->cfg.discard_journal };
     if (!(d->book = lease_book_create ())
         || !(d->watch = lease_watch_create (d->base, lease_ended, d))
         || !(d->journal = journal_create (d->base, &jc, lease_ended, d))) {

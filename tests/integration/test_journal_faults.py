@@ -8,6 +8,9 @@
 - The ids a local step that srun placed reports (op placed) are journaled
   apart from its grant's: a restart, after a compaction or not, shows them
   again and never feeds them to the ledger.
+- berthd started as another allocation on a journal whose lease holders
+  still run refuses to start (naming them) unless --discard-journal; lease
+  ids keep growing across a journal set aside.
 - The property: random request sequences (acquire with priorities, waits,
   detach, release, close) with kill -9 at random points, restarting every
   time; every restart must serve, lease ids never go back, and no core is
@@ -20,13 +23,14 @@ import json
 import os
 import random
 import select
+import subprocess
 import socket
 import sys
 import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import CORES_PER_NODE, NODES, Checks, Daemon, held_cores, status, wait_until, with_srun  # noqa: E402
+from harness import CORES_PER_NODE, NODES, Checks, Daemon, held_cores, slurm_env, status, wait_until, with_srun  # noqa: E402
 
 t = Checks()
 ALL = CORES_PER_NODE * len(NODES)
@@ -141,6 +145,81 @@ def test_placed_restart(compact):
                 "both release as usual")
         t.check(status(d)["allocation"]["totals"]["cores_used"] == 0, "and every core is free again",
                 str(status(d)["allocation"]["totals"]))
+        c.close()
+    finally:
+        d.cleanup()
+
+
+def lease_num(name):
+    return int(name.lstrip("L"))
+
+
+def test_set_aside_with_holders():
+    """berthd restarted as another allocation (other SLURM_* variables) on
+    a journal whose lease holders still run refuses to start, naming them;
+    the journal stays. --discard-journal sets it aside anyway, and with its
+    holders gone it is set aside by itself; lease ids go on growing across
+    either, so that an old holder's release never ends a new lease."""
+    d = Daemon()
+    try:
+        d.start()
+        c = d.client()
+        held = c.request("acquire", cores=1, label="held")
+        free = c.request("acquire", cores=1, detach=True, label="ownerless")
+        t.check(held.get("ok") and free.get("ok"), "a held and a detached lease", str(held)[:200] + str(free)[:200])
+        journal = os.path.join(d.state, "journal.jsonl")
+        with open(journal) as f:
+            before = f.read()
+        d.kill9()
+        d.env = slurm_env(d.dir, job="5151")
+        try:
+            d.start()
+            t.check(False, "berthd as another allocation refuses to start while a holder runs", d.stderr())
+        except RuntimeError as e:
+            msg = str(e)
+            t.check("not this allocation's" in msg and "still runs" in msg
+                    and f"{held['lease']} (pid {os.getpid()})" in msg and "--discard-journal" in msg
+                    and free["lease"] not in msg,
+                    "berthd as another allocation refuses to start while a holder runs, naming the lease, "
+                    "its pid and --discard-journal (not the ownerless lease)", msg[-500:])
+        with open(journal) as f:
+            t.check(f.read() == before and not os.path.exists(journal + ".prev"),
+                    "and the journal stays as it was")
+        d.args.append("--discard-journal")
+        d.start()
+        c.close()
+        c = d.client()
+        t.check(status(d)["leases"] == [], "--discard-journal sets it aside: nothing held")
+        x = c.request("acquire", cores=1)
+        t.check(x.get("ok") and lease_num(x["lease"]) > lease_num(free["lease"]),
+                "and lease ids go on growing across it", f"{x.get('lease')} after {free['lease']}")
+        t.check("though these still run" in d.stderr(), "the log names the holders it set aside",
+                d.stderr()[-300:])
+        c.close()
+        # a holder that is gone: set aside without --discard-journal
+        d.args.remove("--discard-journal")
+        script = ("import socket, sys, time\n"
+                  "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+                  "s.sendall(b'{\"op\": \"acquire\", \"id\": 1, \"cores\": 1}\\n')\n"
+                  "print(s.recv(65536).decode().strip(), flush=True); time.sleep(600)\n")
+        holder = subprocess.Popen([sys.executable, "-c", script, d.sock], stdout=subprocess.PIPE, text=True)
+        got = json.loads(holder.stdout.readline())
+        t.check(got.get("ok"), "another process holds a lease", str(got)[:200])
+        d.kill9()
+        holder.kill()
+        holder.wait()
+        d.env = slurm_env(d.dir, job="5252")
+        try:
+            d.start()
+        except RuntimeError as e:
+            t.check(False, "with its holder gone, another allocation's journal is set aside", str(e)[-400:])
+            return
+        c = d.client()
+        y = c.request("acquire", cores=1)
+        t.check(status(d)["allocation"]["totals"]["cores_used"] == 1 and y.get("ok")
+                and lease_num(y["lease"]) > lease_num(got["lease"]),
+                "with its holder gone it is set aside by itself, and ids still grow",
+                f"{y.get('lease')} after {got.get('lease')}")
         c.close()
     finally:
         d.cleanup()
@@ -378,7 +457,7 @@ def test_kill9_property(rounds, seed):
 def main():
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 25
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else random.randrange(1 << 30)
-    tests = [test_priority_round, lambda: test_placed_restart(False), lambda: test_placed_restart(True), lambda: test_kill9_property(rounds, seed)]
+    tests = [test_priority_round, test_set_aside_with_holders, lambda: test_placed_restart(False), lambda: test_placed_restart(True), lambda: test_kill9_property(rounds, seed)]
     t.run_each(tests)
     t.finish()
 

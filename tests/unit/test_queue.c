@@ -80,7 +80,7 @@ static void setup (void)
     /* The ledgers come from the journal, as at berthd's start: a fresh one
      * in the test's state directory, so that waits are journaled. */
     struct journal_config jc = { dir, d.cfg.journal_records,
-                                 d.cfg.reclaim_grace };
+                                 d.cfg.reclaim_grace, false };
     ck_assert_ptr_nonnull (d.journal = journal_create (d.base, &jc, NULL,
                                                        NULL));
     ck_assert_msg (journal_open_ledger (d.journal, &alloc, &d.ledger,
