@@ -436,28 +436,41 @@ int journal_release (struct journal *j, uint64_t id, const char *time,
     return 0;
 }
 
+/* Append line (taken; NULL: out of memory), a record that amends a live
+ * grant; one that cannot be written leaves the journal to be rewritten (a
+ * compaction writes the grant as amended). */
+static int append_amendment (struct journal *j, char *line, size_t len,
+                             berth_error_t *err)
+{
+    bool torn = false;
+    int rc = line ? journal_append_line (j->fd, j->path, &j->size, line, len,
+                                         &torn, err)
+                  : errprintf (err, "out of memory");
+    free (line);
+    if (rc < 0) {
+        j->dirty = torn || j->dirty;
+        return -1;
+    }
+    append_done (j);
+    return 0;
+}
+
 int journal_reclaim (struct journal *j, const struct lease *ls,
                      berth_error_t *err)
 {
     if (j->fd < 0)
         return 0;
-    bool torn = false;
     json_t *rec = json_pack ("{s:s s:I s:f s:i s:I}", "op", "reclaim", "id",
                              (json_int_t) ls->id, "time", now_wall (),
                              "peer_pid", (int) ls->peer_pid, "peer_start",
                              (json_int_t) ls->peer_start);
-    if (!rec)
-        return errprintf (err, "out of memory recording the reclaim of %s",
-                          ls->name);
-    if (journal_append (j->fd, j->path, &j->size, rec,
-                        &torn, err) < 0) {
-        /* the next compaction writes the grant with its new holder */
-        j->dirty = torn || j->dirty;
+    char *line = rec ? proto_line (rec) : NULL;
+    json_decref (rec);
+    /* on failure the next compaction writes the grant with its new holder */
+    if (append_amendment (j, line, line ? strlen (line) : 0, err) < 0)
         return errprefix (err, "the reclaim of %s is unrecorded (a restart "
                           "before the next compaction watches its old "
                           "holder): ", ls->name);
-    }
-    append_done (j);
     return 0;
 }
 
@@ -466,23 +479,15 @@ int journal_placed (struct journal *j, const struct lease *ls,
 {
     if (j->fd < 0)
         return 0;
-    bool torn = false;
     char time[40];
     size_t len = 0;
     json_real_text (now_wall (), time, sizeof (time));
     char *line = placed_record_line (ls->id, time, p, &len);
-    int rc = line ? journal_append_line (j->fd, j->path, &j->size, line, len,
-                                         &torn, err)
-                  : errprintf (err, "out of memory");
-    free (line);
-    if (rc < 0) {
-        /* the next compaction writes them with the grant */
-        j->dirty = torn || j->dirty;
+    /* on failure the next compaction writes them with the grant */
+    if (append_amendment (j, line, len, err) < 0)
         return errprefix (err, "the cores %s reported are unrecorded (after "
                           "a restart before the next compaction it shows "
                           "the grant's): ", ls->name);
-    }
-    append_done (j);
     return 0;
 }
 

@@ -247,6 +247,27 @@ static int end_wait (struct reader *r, json_int_t id, berth_error_t *why)
     return 0;
 }
 
+/* A record that amends live grant id (verb: what it does to it, for the
+ * message) with the members of set (taken; NULL: out of memory). */
+static int amend_grant (struct reader *r, json_int_t id, const char *verb,
+                        json_t *set, berth_error_t *why)
+{
+    struct live_entry *ent = id > 0 ? idmap_get (r->live, (uint64_t) id)
+                                    : NULL;
+    json_t *copy = ent && set ? json_deep_copy (ent->rec) : NULL;
+    if (!ent || !copy || json_object_update (copy, set) < 0) {
+        json_decref (copy);
+        json_decref (set);
+        return !ent ? errprintf (why, "it %s L%lld, which is not held at "
+                                 "that point", verb, (long long) id)
+                    : errprintf (why, "out of memory");
+    }
+    json_decref (set);
+    json_decref (ent->rec);
+    ent->rec = copy;
+    return 0;
+}
+
 /* One whole record, in its place. 0, or -1 with why (no file or line). */
 static int take_record (struct reader *r, json_t *rec, int lineno,
                         struct journal_contents *jc, berth_error_t *why)
@@ -350,20 +371,8 @@ static int take_record (struct reader *r, json_t *rec, int lineno,
             || pid > INT_MAX)
             return errprintf (why, "a reclaim record needs an integer id, "
                               "peer_pid and peer_start (at least 0)");
-        struct live_entry *ent = id > 0 ? idmap_get (r->live, (uint64_t) id)
-                                        : NULL;
-        if (!ent)
-            return errprintf (why, "it reclaims L%lld, which is not held at "
-                              "that point", (long long) id);
-        json_t *copy = json_deep_copy (ent->rec);
-        if (!copy || json_object_set_new (copy, "peer_pid", json_integer (pid))
-            || json_object_set_new (copy, "peer_start", json_integer (start))) {
-            json_decref (copy);
-            return errprintf (why, "out of memory");
-        }
-        json_decref (ent->rec);
-        ent->rec = copy;
-        return 0;
+        return amend_grant (r, id, "reclaims", json_pack ("{s:I s:I}",
+                            "peer_pid", pid, "peer_start", start), why);
     }
     if (op && strcmp (op, "placed") == 0) {
         /* the ids a local step reported: they go with its grant record */
@@ -372,19 +381,8 @@ static int take_record (struct reader *r, json_t *rec, int lineno,
         if (json_unpack (rec, "{s:I s:o}", "id", &id, "placed", &placed) < 0)
             return errprintf (why, "a placed record needs an integer id and "
                               "the ids (\"placed\")");
-        struct live_entry *ent = id > 0 ? idmap_get (r->live, (uint64_t) id)
-                                        : NULL;
-        if (!ent)
-            return errprintf (why, "it places L%lld, which is not held at "
-                              "that point", (long long) id);
-        json_t *copy = json_deep_copy (ent->rec);
-        if (!copy || json_object_set (copy, "placed", placed) < 0) {
-            json_decref (copy);
-            return errprintf (why, "out of memory");
-        }
-        json_decref (ent->rec);
-        ent->rec = copy;
-        return 0;
+        return amend_grant (r, id, "places", json_pack ("{s:O}", "placed",
+                            placed), why);
     }
     return errprintf (why, "unknown record op %s%s%s (a journal holds one "
                       "start record, then grants, reclaims, placed records, "
