@@ -172,7 +172,8 @@ static char *grant_line (struct journal *j, const struct lease *ls,
         .layout = journal_layout_name (ls->layout),
         .detached = ls->detached, .expires = ls->expires,
         .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
-        .peer_start = ls->peer_start, .uid = (int) ls->uid, .wait = wait,
+        .peer_start = ls->peer_start, .owner_start = ls->owner_start,
+        .uid = (int) ls->uid, .wait = wait,
         .request = request, .held = ll,
         .placed = ls->placed ? &ls->placement : NULL,
     };
@@ -888,11 +889,14 @@ static int running_holders (const struct journal_contents *jc, char *buf,
         json_int_t start = json_integer_value (json_object_get (rec,
                                                                 "peer_start"));
         json_int_t owner = json_integer_value (json_object_get (rec, "owner"));
+        json_int_t ostart = json_integer_value (json_object_get (rec,
+                                                                 "owner_start"));
         /* a detached lease is held by its owner, if it names one; the
          * process that asked for it may have gone long since */
         bool detached = json_is_true (json_object_get (rec, "detached"));
         pid_t pid = 0;
-        if (owner > 0 && owner <= INT_MAX && holder_runs ((pid_t) owner, 0))
+        if (owner > 0 && owner <= INT_MAX && ostart >= 0
+            && holder_runs ((pid_t) owner, (uint64_t) ostart))
             pid = (pid_t) owner;
         else if (!detached && peer > 0 && peer <= INT_MAX && start >= 0
                  && holder_runs ((pid_t) peer, (uint64_t) start))
@@ -1044,17 +1048,20 @@ static int restore (struct journal *j, json_t *rec, uint64_t *endnow,
     json_t *lj, *expires;
     int detached, owner, peer, uid;
     json_int_t peer_start = 0;      /* journals of berthd 0.1 have none */
+    json_int_t owner_start = 0;     /* nor these, before 0.3 */
     double granted;
     struct proto_lease pl;
     *endnow = 0;
-    if (json_unpack (rec, "{s:f s:b s:o s:i s:i s?I s:i s:o}", "time",
+    if (json_unpack (rec, "{s:f s:b s:o s:i s?I s:i s?I s:i s:o}", "time",
                      &granted, "detached", &detached, "expires", &expires,
-                     "owner", &owner, "peer_pid", &peer, "peer_start",
-                     &peer_start, "uid", &uid, "lease", &lj) < 0
-        || peer_start < 0)
+                     "owner", &owner, "owner_start", &owner_start, "peer_pid",
+                     &peer, "peer_start", &peer_start, "uid", &uid, "lease",
+                     &lj) < 0
+        || peer_start < 0 || owner_start < 0)
         return errprintf (err, "the grant record of L%lld lacks time, "
                           "detached, expires, owner, peer_pid, uid or lease "
-                          "(or has a negative peer_start)", (long long) id);
+                          "(or has a negative peer_start or owner_start)",
+                          (long long) id);
     if (proto_decode_lease (lj, &pl, err) < 0)
         return errprefix (err, "the lease of L%lld: ", (long long) id);
     const struct ledger_lease *ll = ledger_lease_find (j->ledger, (uint64_t) id);
@@ -1066,6 +1073,7 @@ static int restore (struct journal *j, json_t *rec, uint64_t *endnow,
     }
     ls->detached = detached;
     ls->owner_pid = owner;
+    ls->owner_start = (uint64_t) owner_start;
     ls->peer_pid = peer;
     ls->peer_start = (uint64_t) peer_start;
     json_t *rq = json_object_get (rec, "request");
@@ -1132,7 +1140,8 @@ static int restore (struct journal *j, json_t *rec, uint64_t *endnow,
         *reason = "expired";
         return 0;
     }
-    int w = lease_watch_pid (j->watch, ls->id, ls->owner_pid, true);
+    int w = lease_watch_pid (j->watch, ls->id, ls->owner_pid,
+                             ls->owner_start, true);
     if (w == 1) {
         *endnow = ls->id;
         *reason = "owner_exited";

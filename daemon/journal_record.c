@@ -56,6 +56,10 @@ char *grant_record_line (const struct lease_text *t,
         text_buf_puts (&b, "null");
     text_buf_puts (&b, ",\"owner\":");
     text_buf_int (&b, g->owner);
+    if (g->owner_start) {
+        text_buf_puts (&b, ",\"owner_start\":");
+        text_buf_int (&b, (long long) g->owner_start);
+    }
     text_buf_puts (&b, ",\"peer_pid\":");
     text_buf_int (&b, g->peer_pid);
     text_buf_puts (&b, ",\"peer_start\":");

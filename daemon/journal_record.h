@@ -14,7 +14,8 @@
 #include "step.h"
 
 /* The journal's grant record (what journal.c's restore reads: the op, id,
- * time, shape, layout, detached, expires, owner, peer_pid, peer_start, uid,
+ * time, shape, layout, detached, expires, owner, owner_start when known, peer_pid,
+ * peer_start, uid,
  * the lease
  * without its env, which lease_env builds again when asked, and what it
  * holds) as a line, from the lease text and what the journal adds. NULL
@@ -27,6 +28,7 @@ struct grant_record_facts {
     double expires;               /* < 0: null */
     int owner, peer_pid, uid;
     uint64_t peer_start;          /* the holder's start time (pidstart.h) */
+    uint64_t owner_start;         /* the owner's; 0: unknown (not written) */
     uint64_t wait;                /* the wait record it ends; 0: none */
     const char *request;          /* the request's id as JSON text; NULL:
                                      none */

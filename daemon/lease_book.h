@@ -39,6 +39,9 @@ struct lease {
                                      (set at grant and at rebind) */
     uint64_t peer_start;          /* the holder's start time (pidstart.h);
                                      0: unknown */
+    uint64_t owner_start;         /* owner_pid's start time, read when it
+                                     asked: a later process given the pid
+                                     does not keep the lease; 0: unknown */
     uid_t uid;
     double granted;               /* wall clock */
     double reclaim_by;            /* wall clock: a restored lease whose holder

@@ -294,29 +294,20 @@ static int watch_process (struct lease_watch *w, uint64_t id, int fd,
     return 0;
 }
 
-int lease_watch_pid (struct lease_watch *w, uint64_t id, pid_t pid,
-                     bool detached)
+/* Lease id ends when process pid (started at start, 0: unknown) does. 0:
+ * watched; 1: gone (or the pid names another process now); 2: it cannot
+ * be told (no pidfd and no /proc entry, though kill finds the pid); -1:
+ * out of resources. */
+static int watch_started (struct lease_watch *w, uint64_t id, pid_t pid,
+                          uint64_t start, bool detached)
 {
-    if (pid <= 0)
-        return 0;
-    int fd = (int) syscall (SYS_pidfd_open, pid, 0);
-    if (fd < 0 && (errno == ESRCH || process_gone (pid)))
-        return 1;
-    return watch_process (w, id, fd, pid, 0, detached);
-}
-
-int lease_watch_holder (struct lease_watch *w, uint64_t id, pid_t pid,
-                        uint64_t start)
-{
-    if (pid <= 0)
-        return 2;
     int fd = (int) syscall (SYS_pidfd_open, pid, 0);
     int fd_errno = errno;
     uint64_t now_start;
     bool known = pidstart_read (pid, &now_start) == 0;
     bool no_entry = !known && errno == ENOENT;
     /* The pidfd names whatever process has the pid now: the start time
-     * says whether that is still the holder. Where /proc cannot tell (not
+     * says whether that is still the one. Where /proc cannot tell (not
      * mounted), the pidfd is trusted. */
     if ((fd < 0 && fd_errno == ESRCH) || (known && start && now_start != start)) {
         if (fd >= 0)
@@ -326,5 +317,25 @@ int lease_watch_holder (struct lease_watch *w, uint64_t id, pid_t pid,
     if (fd < 0 && no_entry)
         return process_gone (pid) ? 1 : 2;
     return watch_process (w, id, fd, pid, fd < 0 && known ? now_start : 0,
-                          false);
+                          detached);
+}
+
+int lease_watch_pid (struct lease_watch *w, uint64_t id, pid_t pid,
+                     uint64_t start, bool detached)
+{
+    if (pid <= 0)
+        return 0;
+    int rc = watch_started (w, id, pid, start, detached);
+    if (rc != 2)
+        return rc;
+    /* kill finds it but nothing tells who it is: watched by the poll */
+    return watch_process (w, id, -1, pid, 0, detached);
+}
+
+int lease_watch_holder (struct lease_watch *w, uint64_t id, pid_t pid,
+                        uint64_t start)
+{
+    if (pid <= 0)
+        return 2;
+    return watch_started (w, id, pid, start, false);
 }

@@ -34,10 +34,12 @@ void lease_watch_destroy (struct lease_watch *w);
  * 0, or -1 when out of memory (nothing armed). */
 int lease_watch_ttl (struct lease_watch *w, uint64_t id, double expires);
 /* End lease id when process pid exits (pid <= 0: nothing to watch), as
- * "owner_exited" for a detached lease, else "disconnected". 0: watched; 1:
- * pid is already gone; -1: out of resources (nothing watched). */
+ * "owner_exited" for a detached lease, else "disconnected". start: the
+ * process's start time (pidstart.h) when known, else 0; a pid that now
+ * names a process started at another time is gone. 0: watched; 1: pid is
+ * already gone; -1: out of resources (nothing watched). */
 int lease_watch_pid (struct lease_watch *w, uint64_t id, pid_t pid,
-                     bool detached);
+                     uint64_t start, bool detached);
 /* After a restart: hold an orphaned connection-bound lease for as long as
  * its holder (pid, and start when known: pidstart.h) lives. 0: watched; 1:
  * the holder is gone (or its pid now names another process); 2: it cannot

@@ -191,6 +191,7 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
     ls->peer_start = client_start (p->client);
     ls->uid = p->client->uid;
     ls->owner_pid = p->acq.owner_pid;
+    ls->owner_start = p->owner_start;
     ls->granted = now_wall ();
     if (ls->detached && p->acq.ttl >= 0)
         ls->expires = ls->granted + p->acq.ttl;
@@ -250,7 +251,7 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
     int owner = 0;
     if (lease_watch_ttl (d->watch, id, ls->expires) < 0
         || (owner = lease_watch_pid (d->watch, id, ls->owner_pid,
-                                     ls->detached)) < 0)
+                                     ls->owner_start, ls->detached)) < 0)
         log_msg (LOG_ERR, "could not watch the ttl or owner of %s; it ends "
                  "only by release", ls->name);
     /* the reply and the event, from the same text */

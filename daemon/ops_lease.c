@@ -13,6 +13,7 @@
 #include "berthd.h"
 #include "leases.h"
 #include "ops.h"
+#include "pidstart.h"
 #include "queue.h"
 #include "idset.h"
 
@@ -139,6 +140,10 @@ OP_HANDLER (acquire)
     if (a->owner_pid > 0 && process_gone (a->owner_pid))
         return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "acquire: "
                          "owner_pid %d is not a running process", a->owner_pid);
+    /* who the owner is now: a pid given to a later process is not it */
+    uint64_t owner_start = 0;
+    if (a->owner_pid > 0 && pidstart_read (a->owner_pid, &owner_start) < 0)
+        owner_start = 0;
     if (step_cut_to_fit (&a->step, &d->capacity, &shape, warn, sizeof (warn),
                          &err) < 0) {
         events_emit (d->events, proto_event_refused (now_wall (), a->step.label, &err));
@@ -169,6 +174,7 @@ OP_HANDLER (acquire)
     w->shape = shape;
     w->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
     w->since = now_wall ();
+    w->owner_start = owner_start;
     /* Sent again after a restart: its place is the one berthd recorded for
      * this process (never a time the client states); none: a new arrival. */
     struct place pl;

@@ -55,6 +55,8 @@ struct waiter {
     uint64_t ticket;              /* 0 while not queued */
     struct event *timer;          /* its wait timeout */
     uint64_t wait_id;             /* its journaled wait record; 0: none */
+    uint64_t owner_start;         /* acq.owner_pid's start time when it asked
+                                     (pidstart.h); 0: unknown */
     bool resumed;                 /* took back a place from before a restart */
     double since;                 /* wall clock: when it first arrived (before
                                      a restart, for a resumed one) */

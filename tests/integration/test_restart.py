@@ -518,12 +518,78 @@ def test_detached():
         d.cleanup()
 
 
+def proc_start(pid):
+    """The process's start time in clock ticks (/proc/PID/stat field 22)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def test_owner_reused():
+    """An owner-pid lease is bound to its owner process, not just its pid: a
+    restart that finds the pid naming another process (its start time not the
+    owner's) ends the lease as owner_exited rather than keeping it for a
+    stranger. Pid reuse is staged by editing the journal's start time, since
+    forcing a pid needs a pid namespace."""
+    d = local_daemon().start()
+    owner = subprocess.Popen(["sleep", "600"])
+    kept = subprocess.Popen(["sleep", "600"])
+    try:
+        env = plain_env({"BERTH_SOCKET": d.sock})
+
+        def acquire(*args):
+            r = subprocess.run([BERTH, "acquire", "--cores", "1", "--json"] + list(args), env=env,
+                               capture_output=True, text=True)
+            return json.loads(r.stdout)["lease"] if r.returncode == 0 else r.stderr
+        own = acquire("--label", "reused", "--owner-pid", str(owner.pid))
+        same = acquire("--label", "same", "--owner-pid", str(kept.pid))
+        t.check(own.startswith("L") and same.startswith("L"), "two owner-pid leases", own + same)
+        d.kill9()
+        RESTARTS[0] += 1
+        path = os.path.join(d.state, "journal.jsonl")
+        with open(path) as f:
+            recs = [json.loads(x) for x in f if x.strip()]
+        grants = {r["lease"]["label"]: r for r in recs if r.get("op") == "grant"}
+        t.check(grants.get("reused", {}).get("owner_start") == proc_start(owner.pid),
+                "the grant record keeps the owner's start time", str(grants.get("reused")))
+        with open(path, "w") as f:
+            for r in recs:
+                if r.get("op") == "grant" and r["lease"]["label"] == "reused":
+                    r["owner_start"] = proc_start(owner.pid) + 1   # the pid is another's now
+                f.write(json.dumps(r) + "\n")
+        d.start(wait_s=LONG)
+        t.check(wait_until(lambda: "reused" not in leases(d), LONG),
+                "the lease whose owner pid names another process ends", str(leases(d)))
+        t.check(released_reason(d, own) == "owner_exited", "its release is logged as owner_exited",
+                str(released_reason(d, own)))
+        t.check(leases(d).get("same", {}).get("holder") == "detached",
+                "the lease whose owner still runs stays", str(leases(d)))
+        kept.kill()
+        kept.wait()
+        t.check(wait_until(lambda: "same" not in leases(d), LONG), "and ends when that owner exits")
+    finally:
+        for p in (owner, kept):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        d.cleanup()
+
+
+def released_reason(d, lease):
+    with open(os.path.join(d.state, "events.jsonl")) as f:
+        for line in f:
+            ev = json.loads(line)
+            if ev.get("event") == "released" and ev.get("lease") == lease:
+                return ev.get("reason")
+    return None
+
+
 def main():
     if not BERTH or not os.access(BERTH, os.X_OK):
         print("BERTH is not set to the built berth")
         sys.exit(2)
     t.run_each((test_step_runs, test_request_waits, test_release_in_flight, test_twice, test_kept_socket,
-                test_never_back, test_freed_meanwhile, test_reply_lost, test_unwatchable, test_detached))
+                test_never_back, test_freed_meanwhile, test_reply_lost, test_unwatchable, test_detached,
+                test_owner_reused))
     print(f"info: {RESTARTS[0]} restarts (kill -9), {GRANTS[0]} grants checked against the steps' own records, "
           f"0 double grants allowed", flush=True)
     t.finish()

@@ -245,6 +245,10 @@ static void same_grant_record (const struct proto_lease *l,
         "peer_start", (json_int_t) g->peer_start, "uid", g->uid,
         "lease", proto_lease_json (&without_env), "held", journal_held_json (g->held));
     ck_assert_ptr_nonnull (theirs);
+    /* written only where there is one: journals before it have none */
+    if (g->owner_start)
+        json_object_set_new (theirs, "owner_start",
+                             json_integer ((json_int_t) g->owner_start));
     char *want = json_dumps (theirs, JSON_COMPACT | JSON_SORT_KEYS);
     char *got = json_dumps (mine, JSON_COMPACT | JSON_SORT_KEYS);
     ck_assert_msg (json_equal (mine, theirs), "text %s\njson %s", got, want);
@@ -310,6 +314,7 @@ START_TEST (journal_records)
     g.detached = true;
     g.expires = 1754303600.5;
     g.owner = 999;
+    g.owner_start = 987654321;
     same_grant_record (&l, &g);
     /* refused: no text, no ledger lease */
     struct lease_text t = { 0 };
