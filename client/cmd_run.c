@@ -394,6 +394,25 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
     return out->status;
 }
 
+/* How long the release may wait for berthd's answer: berth run returns the
+ * step's status whatever berthd does, and a berthd that is stopped or hung
+ * answers never. Its books stay right: the connection closes as this
+ * command exits, which ends the lease. BERTH_RELEASE_WAIT_S overrides
+ * (0.1..86400). */
+#define DEFAULT_RELEASE_WAIT_S 30.0
+
+static double release_wait_s (void)
+{
+    const char *v = getenv ("BERTH_RELEASE_WAIT_S");
+    if (v && *v) {
+        char *end;
+        double s = strtod (v, &end);
+        if (!*end && s >= 0.1 && s <= 86400)
+            return s;
+    }
+    return DEFAULT_RELEASE_WAIT_S;
+}
+
 static long ms_since (double t0)
 {
     return (long) ((now_mono () - t0) * 1000);
@@ -482,9 +501,15 @@ int cmd_run (int argc, char **argv)
     /* libberth reconnects if berthd went away meanwhile. If it never came
      * back, berthd (restarted later) frees the lease when this process has
      * exited; the step's status is returned whatever happened. */
+    berth_set_answer_wait (c, release_wait_s (), NULL);
     if (berth_release_outcome (c, berth_lease_id (l), ran ? &outcome : NULL,
                                &err) < 0) {
-        if (!strcmp (err.code, BERTH_ERR_CLOSED))
+        if (!strcmp (err.code, BERTH_ERR_TIMEOUT))
+            cli_fail (rc, "run", "the release of lease %s could not be recorded: %s; "
+                      "the step's status is returned, and the lease ends when "
+                      "berthd sees this command gone", berth_lease_id (l),
+                      err.message);
+        else if (!strcmp (err.code, BERTH_ERR_CLOSED))
             cli_fail (rc, "run", "the release of lease %s could not be recorded: %s "
                       "(a restarted berthd frees it once this command has exited)",
                       berth_lease_id (l), err.message);

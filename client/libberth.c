@@ -131,23 +131,120 @@ static long long first_id (void)
     return (long long) (v & ((UINT64_C (1) << 40) - 1)) + 1;
 }
 
-/* A socket connected to path (its length already checked); -1 with errno. */
-static int dial (const char *path)
+static void pause_s (double s)
+{
+    struct timespec ts = { (time_t) s, (long) ((s - (time_t) s) * 1e9) };
+    while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* How long a connect may wait for berthd to take it off its backlog: a
+ * berthd that is stopped (SIGSTOP, a debugger) or wedged accepts nothing,
+ * and a blocking connect to its full backlog would wait for ever.
+ * BERTH_CONNECT_S overrides (values other than 0.1..86400 are ignored). */
+#define DEFAULT_CONNECT_S 10.0
+
+static double connect_seconds (void)
+{
+    const char *v = getenv ("BERTH_CONNECT_S");
+    if (v && *v) {
+        char *end;
+        double s = strtod (v, &end);
+        if (!*end && s >= 0.1 && s <= MAX_RECONNECT_S)
+            return s;
+    }
+    return DEFAULT_CONNECT_S;
+}
+
+/* A socket connected to path (its length already checked), trying while
+ * berthd's backlog is full until deadline (monotonic); -1 with errno
+ * (EAGAIN: still full then). */
+static int dial (const char *path, double deadline)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     memcpy (sa.sun_path, path, strlen (path) + 1);
-    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* non-blocking only to connect: a Unix socket says EAGAIN at once when
+     * the backlog is full, where a blocking one would wait */
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -1;
+    double wait = 0.001;
     while (connect (fd, (struct sockaddr *) &sa, sizeof (sa)) < 0) {
         if (errno == EINTR)
             continue;
+        int e = errno;
+        double left = deadline - now_mono ();
+        if (e == EAGAIN && left > 0) {
+            pause_s (wait < left ? wait : left);
+            wait = wait * 2 > 0.1 ? 0.1 : wait * 2;
+            continue;
+        }
+        close (fd);
+        errno = e;
+        return -1;
+    }
+    int fl = fcntl (fd, F_GETFL);
+    if (fl < 0 || fcntl (fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
         int e = errno;
         close (fd);
         errno = e;
         return -1;
     }
     return fd;
+}
+
+/* The pid berthd wrote in its lock beside the socket (PROTOCOL.md
+ * "Transport"), 0 if none can be read. */
+static pid_t lock_pid (const char *path)
+{
+    char lock[sizeof (((struct sockaddr_un *) 0)->sun_path) + 8], buf[32];
+    snprintf (lock, sizeof (lock), "%s.lock", path);
+    int fd = open (lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read (fd, buf, sizeof (buf) - 1);
+    close (fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    long v = strtol (buf, NULL, 10);
+    return v > 0 ? (pid_t) v : 0;
+}
+
+/* Why berthd at path takes no connection: named by its pid and, where
+ * /proc says so, that it is stopped. */
+static void say_not_accepting (const char *path, const char *whence,
+                               double waited, berth_client_error_t *err)
+{
+    pid_t pid = lock_pid (path);
+    char state = 0, stat[64], buf[512];
+    snprintf (stat, sizeof (stat), "/proc/%d/stat", (int) pid);
+    FILE *f = pid ? fopen (stat, "re") : NULL;
+    if (f) {
+        size_t n = fread (buf, 1, sizeof (buf) - 1, f);
+        buf[n] = '\0';
+        char *p = strrchr (buf, ')');
+        if (p && p[1] == ' ')
+            state = p[2];
+        fclose (f);
+    }
+    if (pid && (state == 'T' || state == 't'))
+        client_errorf (err, BERTH_ERR_CONNECT,
+                       "berthd at %s%s (pid %d) is stopped (state %c) and took "
+                       "no connection within %g s; resume it (kill -CONT %d) "
+                       "or stop it (BERTH_CONNECT_S sets the wait)", path,
+                       whence, (int) pid, state, waited, (int) pid);
+    else if (pid)
+        client_errorf (err, BERTH_ERR_CONNECT,
+                       "berthd at %s%s (pid %d) took no connection within %g s "
+                       "(its backlog is full: it is hung or overloaded; "
+                       "BERTH_CONNECT_S sets the wait)", path, whence,
+                       (int) pid, waited);
+    else
+        client_errorf (err, BERTH_ERR_CONNECT,
+                       "berthd at %s%s took no connection within %g s (its "
+                       "backlog is full: it is stopped, hung or overloaded; "
+                       "BERTH_CONNECT_S sets the wait)", path, whence, waited);
 }
 
 berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
@@ -183,9 +280,12 @@ berth_client_t *berth_connect (const char *path, berth_client_error_t *err)
     c->next_id = first_id ();
     c->spin = spin_seconds ();
     c->reconnect = reconnect_seconds ();
-    if ((c->fd = dial (path)) < 0) {
+    double waited = connect_seconds ();
+    if ((c->fd = dial (path, now_mono () + waited)) < 0) {
         const char *whence = from_env ? " (from BERTH_SOCKET)" : "";
-        if (errno == ENOENT)
+        if (errno == EAGAIN)
+            say_not_accepting (path, whence, waited, err);
+        else if (errno == ENOENT)
             client_errorf (err, BERTH_ERR_CONNECT,
                            "no berthd socket at %s%s; start berthd first "
                            "(eval \"$(berthd --detach --print-env)\") or set "
@@ -446,6 +546,9 @@ static int exchange (berth_client_t *c, struct proto_request *req, long long id,
         free (line);
         return -1;
     }
+    double sent = now_mono ();
+    if (deadline < 0 && c->answer > 0)
+        deadline = sent + c->answer;
     int rc = send_all (c, line, strlen (line), err);
     free (line);
     if (rc < 0)
@@ -454,10 +557,17 @@ static int exchange (berth_client_t *c, struct proto_request *req, long long id,
         json_t *msg;
         size_t n;
         rc = wait_line (c, deadline, &n, err);
-        if (rc == 0)
-            return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s accepts "
-                                  "connections but did not answer within %g s",
-                                  c->path, c->reconnect);
+        if (rc == 0) {
+            pid_t pid = lock_pid (c->path);
+            char who[32] = "";
+            if (pid)
+                snprintf (who, sizeof (who), " (pid %d)", (int) pid);
+            return client_errorf (err, BERTH_ERR_TIMEOUT, "berthd at %s%s took "
+                                  "the %s request but did not answer within "
+                                  "%.3g s: it is stopped, hung or overloaded",
+                                  c->path, who, proto_op_name (req->op),
+                                  deadline - sent);
+        }
         if (rc < 0)
             return -1;
         rc = fast ? fast_line (c, n, id, fast) : 2;
@@ -526,13 +636,6 @@ static char *strv_take (char **v, int *n, int i)
     return s;
 }
 
-static void pause_s (double s)
-{
-    struct timespec ts = { (time_t) s, (long) ((s - (time_t) s) * 1e9) };
-    while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
 /* On a new connection: make sure berthd answers (a hello, by deadline),
  * reclaim each lease held, by id, in the order granted (one gone is moved
  * to c->lost), and watch again if this handle watched. */
@@ -593,7 +696,7 @@ static int reconnect (berth_client_t *c, berth_client_error_t *err)
         c->len = 0;
         int fd;
         double missing = -1;      /* since when the socket is missing */
-        while ((fd = dial (c->path)) < 0) {
+        while ((fd = dial (c->path, deadline)) < 0) {
             if (errno != ENOENT && errno != ECONNREFUSED && errno != EAGAIN)
                 return client_errorf (err, BERTH_ERR_CLOSED, "berthd at %s went away, "
                                       "and connecting again failed: %s", c->path,
@@ -689,6 +792,17 @@ int berth_set_reconnect (berth_client_t *c, double seconds, berth_client_error_t
         return client_errorf (err, BERTH_ERR_USAGE, "berth_set_reconnect: needs a client "
                               "and 0 to %.0f seconds", MAX_RECONNECT_S);
     c->reconnect = seconds;
+    return 0;
+}
+
+int berth_set_answer_wait (berth_client_t *c, double seconds,
+                           berth_client_error_t *err)
+{
+    if (!c || !(seconds >= 0 && seconds <= MAX_RECONNECT_S))
+        return client_errorf (err, BERTH_ERR_USAGE, "berth_set_answer_wait: "
+                              "needs a client and 0 to %.0f seconds",
+                              MAX_RECONNECT_S);
+    c->answer = seconds;
     return 0;
 }
 

@@ -27,6 +27,7 @@ struct berth_client {
      * leases this handle holds, to reclaim by id, and those a reclaim found
      * gone, with why. */
     double reconnect;
+    double answer;         /* seconds a reply may take (0: no bound) */
     char **held;
     int nheld, capheld;
     char **lost;

@@ -30,6 +30,7 @@
 #include "ops.h"
 #include "queue.h"
 #include "server.h"
+#include "pidlock.h"
 #include "sockdir.h"
 #include "status.h"
 #include "socket_path.h"
@@ -347,19 +348,33 @@ static int setup_state_dir (struct berthd *d, berth_error_t *err)
                           (unsigned) st.st_uid, (unsigned) getuid ());
     if (!realpath (dir, d->state_dir))
         return errprintf (err, "state directory %s: %s", dir, strerror (errno));
-    /* One daemon per state directory: its journal is the ledger's truth. */
-    char lock[PATH_MAX + 16];
+    /* One daemon per state directory: its journal is the ledger's truth.
+     * The lock lives as long as the process. */
+    char lock[PATH_MAX + 16], what[PATH_MAX + 32];
+    pid_t holder;
     snprintf (lock, sizeof (lock), "%s/lock", d->state_dir);
-    int fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    snprintf (what, sizeof (what), "the state directory %s", d->state_dir);
+    return pidlock_take (lock, what, "--state-dir", d->socket_path, &holder,
+                         err) < 0 ? -1 : 0;
+}
+
+/* One daemon per socket, decided before the socket is touched: two started
+ * at once on one path would otherwise both find it stale, and the one
+ * that bound first would serve an unlinked path. */
+static int lock_socket (struct berthd *d, berth_error_t *err)
+{
+    char what[sizeof (d->socket_path) + 16];
+    pid_t holder;
+    snprintf (d->socket_lock, sizeof (d->socket_lock), "%s.lock",
+              d->socket_path);
+    snprintf (what, sizeof (what), "the socket %s", d->socket_path);
+    int fd = pidlock_take (d->socket_lock, what, "--socket", d->state_dir,
+                           &holder, err);
     if (fd < 0)
-        return errprintf (err, "cannot open %s: %s", lock, strerror (errno));
-    if (flock (fd, LOCK_EX | LOCK_NB) < 0) {
-        close (fd);
-        return errprintf (err, "another berthd uses the state directory %s; "
-                          "stop it first, or give another --state-dir",
-                          d->state_dir);
-    }
-    return 0;     /* the lock lives as long as the process */
+        return -1;
+    d->socket_lock_fd = fd;
+    d->socket_locked = true;
+    return 0;
 }
 
 static void signal_cb (evutil_socket_t sig, short what, void *arg)
@@ -462,7 +477,9 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
         return -1;
     /* A daemon already serving this socket owns it: refuse before touching
      * anything (an activated socket is systemd's to manage). */
-    if (!getenv ("LISTEN_FDS") && sockdir_clear_stale (d->socket_path, err) < 0)
+    if (!getenv ("LISTEN_FDS")
+        && (lock_socket (d, err) < 0
+            || sockdir_clear_stale (d->socket_path, err) < 0))
         return -1;
 
     /* srun --version runs while the ledger is built. */
@@ -512,6 +529,10 @@ static void teardown (struct berthd *d)
 {
     server_destroy (d->server);
     d->server = NULL;
+    /* the socket is gone: the next berthd may have it */
+    if (d->socket_locked)
+        pidlock_drop (d->socket_lock, d->socket_lock_fd);
+    d->socket_locked = false;
     /* after the connections: closing them ends leases, which log events
      * and ask for a status */
     queue_destroy (d->queue);

@@ -111,6 +111,9 @@ struct berthd {
     struct journal *journal;
     char socket_path[108];
     char state_dir[PATH_MAX];
+    char socket_lock[108 + 8];    /* <socket>.lock: one berthd per socket */
+    int socket_lock_fd;           /* valid while socket_locked */
+    bool socket_locked;
     struct events *events;        /* the events log (events.h) */
     struct jobend *jobend;        /* the job's end (jobend.h) */
     struct notify *notify;        /* systemd's notifications (notify.h) */

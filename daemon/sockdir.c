@@ -50,7 +50,9 @@ int sockdir_clear_stale (const char *path, berth_error_t *err)
     if (strlen (path) >= sizeof (sa.sun_path))
         return errprintf (err, "socket path %s is too long", path);
     strcpy (sa.sun_path, path);
-    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* non-blocking: a full backlog (a stopped berthd) answers EAGAIN at
+     * once rather than holding this start */
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return errprintf (err, "socket: %s", strerror (errno));
     int rc = connect (fd, (struct sockaddr *) &sa, sizeof (sa));
@@ -59,6 +61,11 @@ int sockdir_clear_stale (const char *path, berth_error_t *err)
     if (rc == 0)
         return errprintf (err, "a berthd already serves %s; stop it first "
                           "(berth shutdown) or give another --socket", path);
+    if (saved == EAGAIN)
+        return errprintf (err, "a berthd listens on %s but takes no "
+                          "connections (its backlog is full: stopped or "
+                          "hung?); resume or stop it, or give another --socket",
+                          path);
     if (saved != ECONNREFUSED && saved != ENOENT)
         return errprintf (err, "%s: cannot tell whether a daemon serves it: %s",
                           path, strerror (saved));

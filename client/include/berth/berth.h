@@ -101,6 +101,14 @@ int berth_fd (const berth_client_t *c);
 int berth_set_reconnect (berth_client_t *c, double seconds,
                          berth_client_error_t *err);
 
+/* Wait at most seconds (0..86400; 0, the default: no bound) for the reply
+ * to each request from now on; past that the call fails with
+ * BERTH_ERR_TIMEOUT, naming berthd's pid where its lock says it, and the
+ * request may still take effect. For a client that must go on whatever
+ * berthd does (berth run returns its step's status). */
+int berth_set_answer_wait (berth_client_t *c, double seconds,
+                           berth_client_error_t *err);
+
 /* For a client that holds leases while it waits for something else (berth
  * run waits for its step): call it when berth_fd polls readable. If berthd
  * closed the connection, reconnect and reclaim now, as a request would. 0:
