@@ -400,6 +400,39 @@ static void raise_fd_limit (void)
     }
 }
 
+/* --max-connections within the descriptor limit: each connection is a
+ * descriptor, and past the limit accept fails while the connections that
+ * hold the cores wait, so that the release that would free them cannot get
+ * in. Kept back: berthd's own files (journal, its compaction, events log and
+ * replays, log, locks, listener, event loop, probes) and the reserve
+ * connections, which may release and ask status only (server.c). */
+static int fit_connections (struct berthd *d, berth_error_t *err)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    long long kept = BERTHD_OWN_FDS + BERTHD_RESERVE_CONNS;
+    long long room = (long long) rl.rlim_cur - kept;
+    if (room < 1)
+        return errprintf (err, "the descriptor limit "
+                               "(RLIMIT_NOFILE) is %llu: berthd needs more "
+                               "than %lld (%d for its own files, %d reserve "
+                               "connections); raise it (ulimit -n)",
+                               (unsigned long long) rl.rlim_cur, kept,
+                               BERTHD_OWN_FDS, BERTHD_RESERVE_CONNS);
+    if (d->cfg.max_connections > room) {
+        log_msg (LOG_NOTICE, "--max-connections %d fitted to %lld: the "
+                 "descriptor limit (RLIMIT_NOFILE) is %llu, and berthd keeps "
+                 "%d for its own files and %d for connections that may only "
+                 "release or ask status; raise the limit (ulimit -n) for more",
+                 d->cfg.max_connections, room,
+                 (unsigned long long) rl.rlim_cur, BERTHD_OWN_FDS,
+                 BERTHD_RESERVE_CONNS);
+        d->cfg.max_connections = (int) room;
+    }
+    return 0;
+}
+
 /* Our name in the account database, for a scheduler query (which most
  * starts never make: the lookup can be slow where accounts come from LDAP). */
 static const char *account_name (void)
@@ -441,6 +474,10 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     struct allocation_env aenv = { .refuse_stale = true,
                                    .user_lookup = account_name };
     *code = BERTHD_EXIT_RUNTIME;
+    if (fit_connections (d, err) < 0) {
+        *code = BERTHD_EXIT_USAGE;
+        return -1;
+    }
     if (machine_load (&mo, &d->machine, err) < 0)
         return -1;
     if (d->machine->compiler_warning)

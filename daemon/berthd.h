@@ -81,6 +81,13 @@ struct waiter;
 
 /* The daemon: its configuration, the loop, what start-up learnt of the
  * machine and allocation, and the objects that own everything else. */
+/* Descriptors kept back from --max-connections (berthd.c fit_connections):
+ * berthd's own, and connections over the limit that may only release, ask
+ * status and the like (server.c), so that the release that would free the
+ * cores a full house waits for always gets in. */
+#define BERTHD_OWN_FDS 32
+#define BERTHD_RESERVE_CONNS 8
+
 /* status's "failed": the latest steps whose holders said they failed */
 #define BERTHD_RECENT_FAILED 8
 struct recent_failure {

@@ -131,6 +131,16 @@ enum op_result ops_serve (struct berthd *d, struct client *cl,
     else if ((int) req.op < 0 || req.op >= PROTO_NOPS || !handlers[req.op])
         r = op_error (out, req.id, PROTO_ERR_INVALID_REQUEST, "op %s is not "
                       "served by this berthd", proto_op_name (req.op));
+    else if (cl->reserve && (req.op == PROTO_ACQUIRE || req.op == PROTO_WATCH)) {
+        /* a reserve connection is for the release that frees what the full
+         * house waits for: one that would hold or wait is turned away */
+        r = op_error (out, req.id, PROTO_ERR_BUSY, "berthd has %d connections "
+                      "open, its limit (--max-connections %d); this one is "
+                      "kept for release and status: %s waits until some have "
+                      "closed", d->connections - 1, d->cfg.max_connections,
+                      proto_op_name (req.op));
+        out->close = true;
+    }
     else
         r = handlers[req.op] (d, cl, &req, out);
     proto_request_free (&req);

@@ -27,6 +27,8 @@ struct client {
     uid_t uid;
     uint64_t start;               /* its start time (pidstart.h), read once */
     bool start_read;
+    bool reserve;                 /* over --max-connections, in the reserve:
+                                     it may not acquire or watch */
     /* A late answer to its waiting request (line stolen). */
     void (*answer) (struct client *cl, char *line, size_t len);
     struct waiter *waiter;        /* the acquire it waits on, if any; which
@@ -51,6 +53,7 @@ struct op_reply {
     char *line;                   /* ends with a newline; the caller frees */
     size_t len;
     enum op_watch watch;
+    bool close;                   /* close the connection once it is sent */
 };
 
 enum op_result ops_serve (struct berthd *d, struct client *cl,

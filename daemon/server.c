@@ -92,6 +92,9 @@ struct server {
     struct event_base *base;
     struct evconnlistener *listener;
     bool own_socket;              /* we bound it: remove it on exit */
+    double accept_failure_said;   /* monotonic: when accept's failure was
+                                     last logged (0: never) */
+    unsigned long long accept_failures;   /* since then */
     struct conn *conns;           /* every open connection */
     int nconns, nwatchers;
     int nhalfclosed;              /* connections whose client has shut down
@@ -494,6 +497,10 @@ static void conn_process_lines (struct conn *c)
             c->answer_due = true;
         else
             conn_send_line (c, r.line, r.len);
+        if (r.close && c->state == CONN_OPEN) {
+            conn_close_after_write (c);
+            return;
+        }
         if (r.watch != OP_WATCH_NONE)
             conn_watch (c, r.watch == OP_WATCH_HISTORY);
     }
@@ -758,14 +765,16 @@ static void accept_cb (struct evconnlistener *l, evutil_socket_t fd,
         conn_close_after_write (c);
         return;
     }
-    if (s->nconns > d->cfg.max_connections) {
+    if (s->nconns > d->cfg.max_connections + BERTHD_RESERVE_CONNS) {
         conn_send_error (c, PROTO_ERR_BUSY, "berthd has %d connections "
-                         "open, its limit (--max-connections %d); try again "
-                         "when some have closed", s->nconns - 1,
-                         d->cfg.max_connections);
+                         "open, its limit (--max-connections %d, and %d kept "
+                         "for release and status); try again when some have "
+                         "closed", s->nconns - 1, d->cfg.max_connections,
+                         BERTHD_RESERVE_CONNS);
         conn_close_after_write (c);
         return;
     }
+    c->cl.reserve = s->nconns > d->cfg.max_connections;
     /* writing is enabled only while output waits (conn_write_now) */
     conn_update_reading (c);
 }
@@ -781,8 +790,18 @@ static void accept_error_cb (struct evconnlistener *l, void *arg)
 {
     struct server *s = arg;
     int e = EVUTIL_SOCKET_ERROR ();
-    log_msg (LOG_ERR, "accepting a connection failed: %s (%d connections "
-             "open)", evutil_socket_error_to_string (e), s->nconns);
+    /* said once a minute at most, with how often meanwhile: at 5 tries a
+     * second the log would be nothing else */
+    double now = now_mono ();
+    s->accept_failures++;
+    if (now - s->accept_failure_said >= 60 || s->accept_failure_said == 0) {
+        log_msg (LOG_ERR, "accepting a connection failed: %s (%d connections "
+                 "open; %llu failures since this was last said); accepting "
+                 "pauses 0.2 s each time", evutil_socket_error_to_string (e),
+                 s->nconns, s->accept_failures);
+        s->accept_failure_said = now;
+        s->accept_failures = 0;
+    }
     if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
         /* Out of descriptors: pause accepting for a moment instead of
          * spinning on the readable listener. */

@@ -153,13 +153,14 @@ json_t *status_daemon (struct berthd *d)
 {
     struct journal_stats js;
     journal_stats (d->journal, &js);
-    return json_pack ("{s:s s:i s:f s:f s:s s:s s:b s:i s:I s:i s:{s:i s:f} "
+    return json_pack ("{s:s s:i s:f s:f s:s s:s s:b s:i s:i s:I s:i s:{s:i s:f} "
                       "s:s s:s? s:{s:s s:I s:i s:I s:b}}",
                       "version", BERTH_VERSION, "pid", (int) getpid (),
                       "started", d->started, "uptime_s", now_wall () - d->started,
                       "socket", d->socket_path, "state_dir", d->state_dir,
                       "draining", d->draining,
                       "connections", d->connections,
+                      "max_connections", d->cfg.max_connections,
                       "leases", (json_int_t) lease_book_count (d->book),
                       "waiting", queue_waiting (d->queue),
                       "starvation", "overtakes", d->cfg.starvation_overtakes,

@@ -34,6 +34,7 @@ from harness import (CORES_PER_NODE, NODES, Checks, Daemon, held_cores,  # noqa:
                      rss_kib, sanitized, status, wait_until)
 
 ALL = CORES_PER_NODE * len(NODES)
+BERTH = os.environ.get("BERTH", "")
 t = Checks()
 ROUNDS = 1000
 for i, a in enumerate(sys.argv):
@@ -475,9 +476,70 @@ def test_trickle_halfclose_idle(d):
     other.close()
 
 
+def test_descriptors_run_out():
+    """Under a descriptor limit of 64, a lease holding every core and 84
+    connections asking for one core each: --max-connections is fitted to the
+    limit (and said), those over it are turned away, and a release and a
+    status still get in (before: both hung; accept failed every 200 ms)."""
+    import select
+    import subprocess
+    d = Daemon(machine=None, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+               wrapper=["prlimit", "--nofile=64:64"]).start()
+    flood = []
+    try:
+        st = status(d)
+        fitted = st["daemon"].get("max_connections", 1024)
+        t.check(0 < fitted < 64, "--max-connections is fitted under the limit of 64", str(fitted))
+        t.check(f"--max-connections 1024 fitted to {fitted}" in d.stderr(), "and berthd says so", d.stderr())
+        holder = d.client()
+        r = holder.request("acquire", cores=st["allocation"]["totals"]["cores"], detach=True, label="all")
+        t.check(r.get("ok"), "a detached lease holds every core", str(r))
+        for i in range(84):
+            c = socket.socket(socket.AF_UNIX)
+            c.setblocking(False)
+            try:
+                c.connect(d.sock)
+            except BlockingIOError:     # the backlog is full: berthd is behind
+                c.close()
+                continue
+            c.sendall(b'{"op":"acquire","id":1,"cores":1}\n')
+            flood.append(c)
+        turned = set()
+
+        def answered():
+            ready, _, _ = select.select([c for c in flood if c not in turned], [], [], 0.1)
+            for c in ready:
+                data = c.recv(65536)
+                if b'"busy"' in data or not data:
+                    turned.add(c)
+            return len(turned) >= len(flood) - (fitted - 1)
+        t.check(wait_until(answered, 60), "those over the limit are turned away (busy)",
+                f"{len(turned)} of {len(flood)}")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "BERTH_SOCKET": d.sock}
+        try:
+            rel = subprocess.run([BERTH, "release", r["lease"]], env=env, capture_output=True,
+                                 text=True, timeout=60)
+            code, err = rel.returncode, rel.stderr
+        except subprocess.TimeoutExpired:
+            code, err = None, "berth release still waits"
+        t.check(code == 0, "the release gets in while the house is full", f"{code}: {err}")
+        try:
+            stp = subprocess.run([BERTH, "status"], env=env, capture_output=True, text=True, timeout=60)
+            code, err = stp.returncode, stp.stderr
+        except subprocess.TimeoutExpired:
+            code, err = None, "berth status still waits"
+        t.check(code == 0, "and so does a status", f"{code}: {err}")
+        t.check(d.stderr().count("accepting a connection failed") <= 1,
+                "accept's failures are not logged over and over", d.stderr())
+    finally:
+        for c in flood:
+            c.close()
+        d.cleanup()
+
+
 def main():
     t.run_on(Daemon(), (test_killed_clients, test_trickle_halfclose_idle))
-    t.run_each((test_never_reads, test_big_history, test_daemon_killed_under_load))
+    t.run_each((test_never_reads, test_big_history, test_daemon_killed_under_load, test_descriptors_run_out))
     t.finish()
 
 
