@@ -21,3 +21,8 @@ double now_wall (void)
 {
     return read_clock (CLOCK_REALTIME);
 }
+
+double now_boot (void)
+{
+    return read_clock (CLOCK_BOOTTIME);
+}

@@ -82,6 +82,7 @@ struct journal {
     struct idmap *waiting;
     uint64_t next_wait;           /* the next wait record's id */
     struct event *compact_ev;
+    char boot_id[40];             /* this boot's ("": unknown) */
 };
 
 /* ---- the object ---- */
@@ -103,6 +104,7 @@ struct journal *journal_create (struct event_base *base,
     j->arg = arg;
     j->fd = -1;
     j->next_wait = 1;
+    boot_id_read (j->boot_id, sizeof (j->boot_id));
     return j;
 }
 
@@ -157,6 +159,34 @@ static void append_done (struct journal *j)
     maybe_compact (j);
 }
 
+/* A ttl granted in this boot counts on CLOCK_BOOTTIME, which nobody moves:
+ * its wall-clock instant is derived again from it, so that a wall clock set
+ * forward (or back) while berthd was down neither ends the lease early nor
+ * keeps it late. From another boot only the wall clock is left. */
+static int restore_boot_expiry (struct journal *j, json_t *rec,
+                                struct lease *ls, berth_error_t *err)
+{
+    json_t *eb = json_object_get (rec, "expires_boot");
+    json_t *bid = json_object_get (rec, "boot_id");
+    if ((eb && !json_is_number (eb)) || (bid && !json_is_string (bid))
+        || (!eb != !bid))
+        return errprintf (err, "the grant record of L%llu has expires_boot and "
+                          "boot_id that are not a number and a string, given "
+                          "together", (unsigned long long) ls->id);
+    if (!eb || !*j->boot_id || strcmp (json_string_value (bid), j->boot_id))
+        return 0;
+    double left = json_number_value (eb) - now_boot ();
+    double expires = now_wall () + left;
+    double moved = expires - ls->expires;
+    if (moved > 1 || moved < -1)
+        log_msg (LOG_NOTICE, "%s: the wall clock moved %+.0f s since its ttl "
+                 "was granted; it counts on the boot clock and ends in %.0f s",
+                 ls->name, moved, left > 0 ? left : 0);
+    ls->expires = expires > 0 ? expires : 0;
+    ls->expires_boot = json_number_value (eb);
+    return 0;
+}
+
 static char *grant_line (struct journal *j, const struct lease *ls,
                          const struct lease_text *lt, uint64_t wait,
                          const char *request, size_t *len)
@@ -171,6 +201,7 @@ static char *grant_line (struct journal *j, const struct lease *ls,
         .id = ls->id, .shape = &ls->shape,
         .layout = journal_layout_name (ls->layout),
         .detached = ls->detached, .expires = ls->expires,
+        .expires_boot = ls->expires_boot, .boot_id = j->boot_id,
         .owner = (int) ls->owner_pid, .peer_pid = (int) ls->peer_pid,
         .peer_start = ls->peer_start, .owner_start = ls->owner_start,
         .uid = (int) ls->uid, .wait = wait,
@@ -1088,6 +1119,10 @@ static int restore (struct journal *j, json_t *rec, uint64_t *endnow,
     ls->uid = (uid_t) uid;
     ls->granted = granted;
     ls->expires = json_is_number (expires) ? json_number_value (expires) : -1;
+    if (ls->expires >= 0 && restore_boot_expiry (j, rec, ls, err) < 0) {
+        proto_lease_free (&pl);
+        return -1;
+    }
     ls->label = pl.label;
     ls->launch = pl.launch;
     ls->env = pl.env;

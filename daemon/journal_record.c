@@ -54,6 +54,14 @@ char *grant_record_line (const struct lease_text *t,
     }
     else
         text_buf_puts (&b, "null");
+    if (g->expires >= 0 && g->expires_boot >= 0 && g->boot_id && *g->boot_id) {
+        char x[40];
+        json_real_text (g->expires_boot, x, sizeof (x));
+        text_buf_puts (&b, ",\"expires_boot\":");
+        text_buf_puts (&b, x);
+        text_buf_puts (&b, ",\"boot_id\":");
+        json_text_str (&b, g->boot_id);
+    }
     text_buf_puts (&b, ",\"owner\":");
     text_buf_int (&b, g->owner);
     if (g->owner_start) {

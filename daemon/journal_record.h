@@ -14,7 +14,8 @@
 #include "step.h"
 
 /* The journal's grant record (what journal.c's restore reads: the op, id,
- * time, shape, layout, detached, expires, owner, owner_start when known, peer_pid,
+ * time, shape, layout, detached, expires (and expires_boot with boot_id when
+ * known), owner, owner_start when known, peer_pid,
  * peer_start, uid,
  * the lease
  * without its env, which lease_env builds again when asked, and what it
@@ -26,6 +27,8 @@ struct grant_record_facts {
     const char *layout;           /* journal_layout_name */
     bool detached;
     double expires;               /* < 0: null */
+    double expires_boot;          /* < 0, or boot_id NULL: not written */
+    const char *boot_id;          /* the boot expires_boot is of */
     int owner, peer_pid, uid;
     uint64_t peer_start;          /* the holder's start time (pidstart.h) */
     uint64_t owner_start;         /* the owner's; 0: unknown (not written) */

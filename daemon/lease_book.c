@@ -44,6 +44,7 @@ struct lease *lease_new (const struct ledger_lease *ll)
     ls->layout = ll->layout;
     ls->local = ll->shape.local;
     ls->expires = -1;
+    ls->expires_boot = -1;
     ls->reclaim_by = -1;
     return ls;
 }

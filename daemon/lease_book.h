@@ -48,6 +48,9 @@ struct lease {
                                      cannot be watched is freed then unless
                                      reclaimed; < 0: none */
     double expires;               /* wall clock; < 0: no ttl */
+    double expires_boot;          /* the same on CLOCK_BOOTTIME (clock.h),
+                                     which a restart in this boot trusts over
+                                     the wall clock; < 0: unknown */
     /* The id of the request it answered (a JSON integer or string), kept as
      * a value, not as text: a request sent again after a restart is matched
      * to it with json_equal, which the same id written another way (1 and

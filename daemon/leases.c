@@ -193,8 +193,10 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
     ls->owner_pid = p->acq.owner_pid;
     ls->owner_start = p->owner_start;
     ls->granted = now_wall ();
-    if (ls->detached && p->acq.ttl >= 0)
+    if (ls->detached && p->acq.ttl >= 0) {
         ls->expires = ls->granted + p->acq.ttl;
+        ls->expires_boot = now_boot () + p->acq.ttl;
+    }
     if ((p->acq.step.label && !(ls->label = strdup_or_null (p->acq.step.label)))
         || ledger_lease_placement (d->ledger, ll, &ls->placement, err) < 0) {
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "

@@ -44,6 +44,27 @@ int pidstart_parse (const char *text, size_t len, uint64_t *start)
     return 0;
 }
 
+int boot_id_read (char *buf, size_t size)
+{
+    if (size < 37)
+        return -1;
+    buf[0] = '\0';
+    int fd = open ("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char b[64];
+    ssize_t n;
+    do
+        n = read (fd, b, sizeof (b) - 1);
+    while (n < 0 && errno == EINTR);
+    close (fd);
+    if (n < 36)
+        return -1;
+    memcpy (buf, b, 36);
+    buf[36] = '\0';
+    return 0;
+}
+
 int pidstart_read (pid_t pid, uint64_t *start)
 {
     char path[64], buf[1024];

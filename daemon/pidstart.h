@@ -21,4 +21,10 @@ int pidstart_parse (const char *text, size_t len, uint64_t *start);
  * mounted), another errno when it cannot be read. */
 int pidstart_read (pid_t pid, uint64_t *start);
 
+/* This boot's id (/proc/sys/kernel/random/boot_id, 36 characters) into buf
+ * (at least 37 bytes): the clock ticks of start times and CLOCK_BOOTTIME
+ * instants mean something only within the boot they were read in. 0; -1
+ * when it cannot be read (buf then holds ""). */
+int boot_id_read (char *buf, size_t size);
+
 #endif

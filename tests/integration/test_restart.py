@@ -574,6 +574,56 @@ def test_owner_reused():
         d.cleanup()
 
 
+def test_ttl_clock_jump():
+    """A ttl counts on the boot clock across a restart: the wall clock set
+    2 h forward while berthd was down (staged by moving the journal's wall
+    instants 2 h back, which is what berthd sees either way) leaves a
+    ttl=3600 lease with its hour; a lease journaled in another boot has only
+    the wall clock, and ends."""
+    d = local_daemon().start()
+    try:
+        env = plain_env({"BERTH_SOCKET": d.sock})
+
+        def acquire(*args):
+            r = subprocess.run([BERTH, "acquire", "--cores", "1", "--json"] + list(args), env=env,
+                               capture_output=True, text=True)
+            return json.loads(r.stdout)["lease"] if r.returncode == 0 else r.stderr
+        mine = acquire("--label", "jumped", "--ttl", "3600")
+        other = acquire("--label", "other-boot", "--ttl", "3600")
+        t.check(mine.startswith("L") and other.startswith("L"), "two ttl leases", mine + other)
+        d.kill9()
+        RESTARTS[0] += 1
+        path = os.path.join(d.state, "journal.jsonl")
+        with open(path) as f:
+            recs = [json.loads(x) for x in f if x.strip()]
+        grants = {r["lease"]["label"]: r for r in recs if r.get("op") == "grant"}
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        t.check(grants.get("jumped", {}).get("boot_id") == boot
+                and isinstance(grants.get("jumped", {}).get("expires_boot"), float),
+                "the grant record keeps the deadline on the boot clock, with the boot's id",
+                str(grants.get("jumped")))
+        with open(path, "w") as f:
+            for r in recs:
+                if r.get("op") == "grant":
+                    r["time"] -= 7200
+                    r["lease"]["granted"] -= 7200
+                    r["expires"] -= 7200
+                    if r["lease"]["label"] == "other-boot":
+                        r["boot_id"] = "00000000-0000-4000-8000-000000000000"
+                f.write(json.dumps(r) + "\n")
+        d.start(wait_s=LONG)
+        ls = leases(d)
+        left = (ls.get("jumped", {}).get("expires") or 0) - time.time()
+        t.check(3000 < left <= 3600, "the lease granted in this boot keeps its hour", f"{left:.0f} s left: {ls}")
+        t.check(wait_until(lambda: "other-boot" not in leases(d), LONG),
+                "the one from another boot ends on the wall clock", str(leases(d)))
+        t.check(released_reason(d, other) == "expired", "as expired", str(released_reason(d, other)))
+        t.check("the wall clock moved +7200 s" in d.stderr(), "berthd says the wall clock moved", d.stderr())
+    finally:
+        d.cleanup()
+
+
 def released_reason(d, lease):
     with open(os.path.join(d.state, "events.jsonl")) as f:
         for line in f:
@@ -589,7 +639,7 @@ def main():
         sys.exit(2)
     t.run_each((test_step_runs, test_request_waits, test_release_in_flight, test_twice, test_kept_socket,
                 test_never_back, test_freed_meanwhile, test_reply_lost, test_unwatchable, test_detached,
-                test_owner_reused))
+                test_owner_reused, test_ttl_clock_jump))
     print(f"info: {RESTARTS[0]} restarts (kill -9), {GRANTS[0]} grants checked against the steps' own records, "
           f"0 double grants allowed", flush=True)
     t.finish()

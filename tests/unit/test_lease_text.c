@@ -249,6 +249,10 @@ static void same_grant_record (const struct proto_lease *l,
     if (g->owner_start)
         json_object_set_new (theirs, "owner_start",
                              json_integer ((json_int_t) g->owner_start));
+    if (g->expires >= 0 && g->expires_boot >= 0 && g->boot_id) {
+        json_object_set_new (theirs, "expires_boot", json_real (g->expires_boot));
+        json_object_set_new (theirs, "boot_id", json_string (g->boot_id));
+    }
     char *want = json_dumps (theirs, JSON_COMPACT | JSON_SORT_KEYS);
     char *got = json_dumps (mine, JSON_COMPACT | JSON_SORT_KEYS);
     ck_assert_msg (json_equal (mine, theirs), "text %s\njson %s", got, want);
@@ -284,7 +288,8 @@ START_TEST (journal_records)
     struct step_shape shape = { false, 1, 4, 4, 0, -1, 184, false, false };
     struct grant_record_facts g = {
         .id = 17, .shape = &shape, .layout = "cpu_binding", .detached = false,
-        .expires = -1, .owner = 0, .peer_pid = 4242, .uid = 1000,
+        .expires = -1, .expires_boot = -1, .owner = 0, .peer_pid = 4242,
+        .uid = 1000,
         .peer_start = 123456789, .held = &ll,
     };
     l.granted = 1754300000.25;
@@ -315,6 +320,8 @@ START_TEST (journal_records)
     g.expires = 1754303600.5;
     g.owner = 999;
     g.owner_start = 987654321;
+    g.expires_boot = 3600.25;
+    g.boot_id = "5c1b0c8e-7a3f-4a51-9d0e-2f6b8c9d1e2a";
     same_grant_record (&l, &g);
     /* refused: no text, no ledger lease */
     struct lease_text t = { 0 };
