@@ -744,6 +744,16 @@ static int transact_fast (berth_client_t *c, struct proto_request *req,
     long long id = c->next_id++;
     for (int tries = 0;; tries++) {
         int rc = exchange (c, req, id, fast, reply, -1, &e);
+        if (rc < 0 && tries >= MAX_RESENDS && !strcmp (e.code, BERTH_ERR_CLOSED)
+            && req->op != PROTO_SHUTDOWN && c->reconnect > 0)
+            /* say why this one stops where the others go on */
+            return client_errorf (err, BERTH_ERR_CLOSED, "gave up on the %s "
+                                  "request: berthd at %s closed the connection "
+                                  "%d times while it was in flight, and came "
+                                  "back each time (is this request what "
+                                  "crashes it? see its log): %s",
+                                  proto_op_name (req->op), c->path, tries + 1,
+                                  e.message);
         if (rc >= 0 || strcmp (e.code, BERTH_ERR_CLOSED) != 0
             || req->op == PROTO_SHUTDOWN || c->reconnect <= 0 || tries >= MAX_RESENDS) {
             if (rc < 0 && err)

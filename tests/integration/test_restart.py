@@ -624,6 +624,33 @@ def test_ttl_clock_jump():
         d.cleanup()
 
 
+def test_gives_up():
+    """A request in flight across 11 restarts in a row (as if it crashed
+    berthd each time): its client gives up after 10 resends, saying that it
+    gave up and why, not only that berthd closed the connection."""
+    d = local_daemon(("--reclaim-grace", "60")).start()
+    s = Steps(d)
+    try:
+        s.start("holder")
+        t.check(s.running("holder"), "the holder's step runs")
+        s.start("waiter")
+        sent = 0
+        for _ in range(11):
+            if not wait_until(lambda: "waiter" in queue_labels(d), LONG):
+                break
+            sent += 1
+            restart(d)
+        t.check(sent == 11, "the waiting request is sent again after each of 10 restarts", str(sent))
+        code = s.finish("waiter")
+        err = s.stderr("waiter")
+        t.check(code != 0 and "gave up on the acquire request" in err and "11 times" in err,
+                "then its berth run gives up, saying so and why", f"{code}: {err[-500:]}")
+        t.check(reclaimed(d, "holder"), "the holder still holds its lease")
+    finally:
+        s.kill_all()
+        d.cleanup()
+
+
 def released_reason(d, lease):
     with open(os.path.join(d.state, "events.jsonl")) as f:
         for line in f:
@@ -639,7 +666,7 @@ def main():
         sys.exit(2)
     t.run_each((test_step_runs, test_request_waits, test_release_in_flight, test_twice, test_kept_socket,
                 test_never_back, test_freed_meanwhile, test_reply_lost, test_unwatchable, test_detached,
-                test_owner_reused, test_ttl_clock_jump))
+                test_owner_reused, test_ttl_clock_jump, test_gives_up))
     print(f"info: {RESTARTS[0]} restarts (kill -9), {GRANTS[0]} grants checked against the steps' own records, "
           f"0 double grants allowed", flush=True)
     t.finish()
