@@ -44,6 +44,7 @@
 #include "idset.h"
 #include "journal.h"
 #include "journal_file.h"
+#include "journal_mark.h"
 #include "journal_record.h"
 #include "log.h"
 #include "pidstart.h"
@@ -83,6 +84,8 @@ struct journal {
     uint64_t next_wait;           /* the next wait record's id */
     struct event *compact_ev;
     char boot_id[40];             /* this boot's ("": unknown) */
+    struct journal_mark *mark;    /* how long berthd left it (journal_mark.h) */
+    uint64_t ino;                 /* the journal file's inode */
 };
 
 /* ---- the object ---- */
@@ -127,6 +130,7 @@ void journal_destroy (struct journal *j)
     for (struct place *w; (w = idmap_next (j->waiting, &pos));)
         free (w);
     idmap_destroy (j->waiting);
+    journal_mark_close (j->mark);
     free (j);
 }
 
@@ -153,9 +157,30 @@ static void maybe_compact (struct journal *j)
         event_active (j->compact_ev, 0, 0);
 }
 
+/* The journal's length and the next lease id, as the mark says them. */
+static void set_mark (struct journal *j)
+{
+    struct journal_mark_facts f = { j->ino, (int64_t) j->size,
+                                    ledger_next_id (j->ledger) };
+    journal_mark_set (j->mark, &f);
+}
+
+/* "5" or "5 to L9": the ids from first up to below end. */
+static const char *lost_ids (uint64_t first, uint64_t end)
+{
+    static char buf[64];
+    if (end - first == 1)
+        snprintf (buf, sizeof (buf), "%llu", (unsigned long long) first);
+    else
+        snprintf (buf, sizeof (buf), "%llu to L%llu",
+                  (unsigned long long) first, (unsigned long long) end - 1);
+    return buf;
+}
+
 static void append_done (struct journal *j)
 {
     j->records++;
+    set_mark (j);
     maybe_compact (j);
 }
 
@@ -344,6 +369,9 @@ static int compact (struct journal *j, const struct lease *skip,
     close (j->fd);
     j->fd = fd;
     j->size = size;
+    struct stat st;
+    j->ino = fstat (fd, &st) == 0 ? (uint64_t) st.st_ino : 0;
+    set_mark (j);
     j->records = (int) k;
     j->retry = 0;
     j->dirty = false;
@@ -956,10 +984,39 @@ int journal_open_ledger (struct journal *j, const struct allocation *a,
     struct specs s = { 0 };
     int rc = -1;
     j->opened = now_mono ();
+    char markpath[PATH_MAX + 40];
+    struct journal_mark_facts was;
+    int marked;
+    struct stat jst;
+    snprintf (markpath, sizeof (markpath), "%s.mark", j->path);
+    /* the journal as it lies, before the read cuts a torn line off */
+    bool there = stat (j->path, &jst) == 0 && S_ISREG (jst.st_mode);
     if (journal_read (j->path, &jc, err) < 0)
         return -1;
-    if (jc.warning[0])
+    if (!(j->mark = journal_mark_open (markpath, &was, &marked, err))) {
+        journal_contents_free (&jc);
+        return -1;
+    }
+    /* berthd left this very file longer than it is: something cut it (a
+     * crash tears at most the end of what berthd wrote, past the mark) */
+    bool cut = marked && there && (uint64_t) jst.st_ino == was.ino
+               && (int64_t) jst.st_size < was.size;
+    if (cut)
+        log_msg (LOG_WARNING, "the journal %s was cut short: it has %lld of "
+                 "the %lld bytes berthd left in it (%d whole records read); "
+                 "the records after them are lost%s%s; lease ids go on from "
+                 "L%llu", j->path, (long long) jst.st_size,
+                 (long long) was.size, jc.records,
+                 was.next_id > jc.next_id ? ", among them the grants of L"
+                 : "", was.next_id > jc.next_id ? lost_ids (jc.next_id,
+                                                           was.next_id) : "",
+                 (unsigned long long) (was.next_id > jc.next_id
+                                       ? was.next_id : jc.next_id));
+    else if (jc.warning[0])
         log_msg (LOG_WARNING, "%s", jc.warning);
+    /* ids never go back, whatever the journal lost */
+    if (marked && was.next_id > jc.next_id)
+        jc.next_id = was.next_id;
     size_t live = jc.live ? json_array_size (jc.live) : 0;
     size_t waits = jc.waits ? json_array_size (jc.waits) : 0;
     berth_error_t why;
@@ -988,7 +1045,7 @@ int journal_open_ledger (struct journal *j, const struct allocation *a,
     /* Lease ids go on from where the journal left them, set aside or not:
      * a holder of the old journal's that comes back and releases "L1" must
      * not end another step's lease. */
-    uint64_t next_id = jc.start ? jc.next_id : 1;
+    uint64_t next_id = jc.start || marked ? jc.next_id : 1;
     bool fresh = !jc.start || !ours || live + waits == 0;
     j->next_wait = ours ? jc.next_wait : 1;
     if (fresh) {
@@ -1048,6 +1105,9 @@ int journal_open_ledger (struct journal *j, const struct allocation *a,
         j->lines = jc.live_lines;
         jc.live_lines = NULL;
     }
+    struct stat st;
+    j->ino = fstat (j->fd, &st) == 0 ? (uint64_t) st.st_ino : 0;
+    set_mark (j);
     *ledger = j->ledger;
     rc = 0;
 done:
@@ -1064,6 +1124,8 @@ done:
         j->compact_ev = NULL;
         json_decref (j->start);
         j->start = NULL;
+        journal_mark_close (j->mark);
+        j->mark = NULL;
     }
     journal_contents_free (&jc);
     specs_free (&s);
