@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +10,19 @@
 #include "journal_mark.h"
 
 #define MARK_SIZE 4096
-/* Fixed widths: a mark rewritten in place is never shorter than the last,
- * and a store cut off by a kill leaves a line that does not parse. */
-#define MARK_FORMAT "berth journal mark 1 ino %020" PRIu64 " size %020" \
-                    PRId64 " next_id %020" PRIu64 " sum %020" PRIu64 "\n"
+#define MARK_MAGIC "berthjm1"
 
-/* Digits of a store cut off mixed with the last mark's do not add up. */
+/* As it lies in the page: set by a store of 40 bytes, no formatting (the
+ * mark is set after every append, on the request path). */
+struct mark_record {
+    char magic[8];
+    uint64_t ino;
+    int64_t size;
+    uint64_t next_id;
+    uint64_t sum;
+};
+
+/* A store cut off by a kill leaves fields that do not add up. */
 static uint64_t checksum (uint64_t ino, int64_t size, uint64_t next)
 {
     uint64_t h = UINT64_C (1469598103934665603);
@@ -33,29 +39,28 @@ struct journal_mark {
 int journal_mark_parse (const char *text, size_t len,
                         struct journal_mark_facts *f)
 {
-    char buf[160];
-    if (len >= sizeof (buf))
-        len = sizeof (buf) - 1;
-    memcpy (buf, text, len);
-    buf[len] = '\0';
-    uint64_t ino, next, sum;
-    int64_t size;
-    int end = 0;
-    if (sscanf (buf, "berth journal mark 1 ino %20" SCNu64 " size %20" SCNd64
-                " next_id %20" SCNu64 " sum %20" SCNu64 "\n%n", &ino, &size,
-                &next, &sum, &end) != 4 || end == 0 || buf[end - 1] != '\n'
-        || size < 0 || next < 1 || sum != checksum (ino, size, next))
+    struct mark_record r;
+    if (len < sizeof (r))
         return -1;
-    *f = (struct journal_mark_facts) { ino, size, next };
+    memcpy (&r, text, sizeof (r));
+    if (memcmp (r.magic, MARK_MAGIC, sizeof (r.magic)) != 0 || r.size < 0
+        || r.next_id < 1 || r.sum != checksum (r.ino, r.size, r.next_id))
+        return -1;
+    *f = (struct journal_mark_facts) { r.ino, r.size, r.next_id };
     return 0;
 }
 
 size_t journal_mark_format (const struct journal_mark_facts *f, char *buf,
                             size_t size)
 {
-    int n = snprintf (buf, size, MARK_FORMAT, f->ino, f->size, f->next_id,
-                      checksum (f->ino, f->size, f->next_id));
-    return n < 0 ? 0 : (size_t) n < size ? (size_t) n : size - 1;
+    struct mark_record r = { .ino = f->ino, .size = f->size,
+                             .next_id = f->next_id,
+                             .sum = checksum (f->ino, f->size, f->next_id) };
+    memcpy (r.magic, MARK_MAGIC, sizeof (r.magic));
+    if (size < sizeof (r))
+        return 0;
+    memcpy (buf, &r, sizeof (r));
+    return sizeof (r);
 }
 
 struct journal_mark *journal_mark_open (const char *path,

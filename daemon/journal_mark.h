@@ -21,11 +21,12 @@ struct journal_mark_facts {
     uint64_t next_id;             /* the next lease id */
 };
 
-/* The facts in the text of a mark (len bytes): 0, or -1 when it holds
+/* The facts in the bytes of a mark (len of them): 0, or -1 when they hold
  * none readable (empty, torn, another format). */
 int journal_mark_parse (const char *text, size_t len,
                         struct journal_mark_facts *f);
-/* The text of f, NUL-padded to size; its length. */
+/* The bytes of f into buf (size of them at least 40); their length, 0 when
+ * buf is too small. */
 size_t journal_mark_format (const struct journal_mark_facts *f, char *buf,
                             size_t size);
 

@@ -44,10 +44,13 @@ START_TEST (torn_and_foreign)
                        "a store cut at %zu read as size %lld", cut,
                        (long long) g.size);
     }
-    const char *bad[] = { "", "berth journal mark 2 ino 1 size 2 next_id 3 sum 4\n",
-                          "garbage", "berth journal mark 1 ino 1 size 2" };
+    const char *bad[] = { "", "berthjm2 and forty bytes more of anything at all",
+                          "garbage", "berthjm1" };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
         ck_assert_int_eq (journal_mark_parse (bad[i], strlen (bad[i]), &g), -1);
+    /* a page of zeros: a mark just made */
+    char zeros[64] = { 0 };
+    ck_assert_int_eq (journal_mark_parse (zeros, sizeof (zeros), &g), -1);
 }
 END_TEST
 
