@@ -31,6 +31,7 @@
 #include "request_options.h"
 #include "srun_after.h"
 #include "step_tree.h"
+#include "text.h"
 #include "topology.h"
 #include "wait_progress.h"
 
@@ -403,14 +404,8 @@ static int run_step (char *const *argv, const cpu_set_t *cpus, berth_client_t *c
 
 static double release_wait_s (void)
 {
-    const char *v = getenv ("BERTH_RELEASE_WAIT_S");
-    if (v && *v) {
-        char *end;
-        double s = strtod (v, &end);
-        if (!*end && s >= 0.1 && s <= 86400)
-            return s;
-    }
-    return DEFAULT_RELEASE_WAIT_S;
+    return text_seconds_or (getenv ("BERTH_RELEASE_WAIT_S"), 0.1, 86400,
+                            DEFAULT_RELEASE_WAIT_S);
 }
 
 static long ms_since (double t0)

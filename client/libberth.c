@@ -22,6 +22,7 @@
 #include "libberth_private.h"
 #include "reply_fast.h"
 #include "socket_path.h"
+#include "text.h"
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -105,14 +106,8 @@ static double spin_seconds (void)
 
 static double reconnect_seconds (void)
 {
-    const char *v = getenv ("BERTH_RECONNECT_S");
-    if (v && *v) {
-        char *end;
-        double s = strtod (v, &end);
-        if (!*end && s >= 0 && s <= MAX_RECONNECT_S)
-            return s;
-    }
-    return DEFAULT_RECONNECT_S;
+    return text_seconds_or (getenv ("BERTH_RECONNECT_S"), 0, MAX_RECONNECT_S,
+                            DEFAULT_RECONNECT_S);
 }
 
 /* Request ids start at a random point (below 2^40), so that the handles of
@@ -146,14 +141,8 @@ static void pause_s (double s)
 
 static double connect_seconds (void)
 {
-    const char *v = getenv ("BERTH_CONNECT_S");
-    if (v && *v) {
-        char *end;
-        double s = strtod (v, &end);
-        if (!*end && s >= 0.1 && s <= MAX_RECONNECT_S)
-            return s;
-    }
-    return DEFAULT_CONNECT_S;
+    return text_seconds_or (getenv ("BERTH_CONNECT_S"), 0.1, MAX_RECONNECT_S,
+                            DEFAULT_CONNECT_S);
 }
 
 /* A socket connected to path (its length already checked), trying while

@@ -121,3 +121,12 @@ size_t text_utf8_prefix (const char *s, size_t chars)
     }
     return i;
 }
+
+double text_seconds_or (const char *text, double lo, double hi, double dflt)
+{
+    if (!text || !*text)
+        return dflt;
+    char *end;
+    double s = strtod (text, &end);
+    return !*end && s >= lo && s <= hi ? s : dflt;
+}

@@ -179,6 +179,23 @@ def leases(d):
     return {x["label"]: x for x in status(d)["leases"]}
 
 
+def acquire_cli(d, *args):
+    """berth acquire --cores 1 with args: the lease id, or berth's stderr."""
+    r = subprocess.run([BERTH, "acquire", "--cores", "1", "--json"] + list(args),
+                       env=plain_env({"BERTH_SOCKET": d.sock}), capture_output=True, text=True)
+    return json.loads(r.stdout)["lease"] if r.returncode == 0 else r.stderr
+
+
+def killed_journal(d):
+    """kill -9 berthd; its journal's path, records, and grants by label."""
+    d.kill9()
+    RESTARTS[0] += 1
+    path = os.path.join(d.state, "journal.jsonl")
+    with open(path) as f:
+        recs = [json.loads(x) for x in f if x.strip()]
+    return path, recs, {r["lease"]["label"]: r for r in recs if r.get("op") == "grant"}
+
+
 def queue_labels(d):
     return [q["label"] for q in status(d)["queue"]]
 
@@ -493,13 +510,8 @@ def test_detached():
     owner = subprocess.Popen(["sleep", "600"])
     try:
         env = plain_env({"BERTH_SOCKET": d.sock})
-
-        def acquire(*args):
-            r = subprocess.run([BERTH, "acquire", "--cores", "1", "--json"] + list(args), env=env,
-                               capture_output=True, text=True)
-            return json.loads(r.stdout)["lease"] if r.returncode == 0 else r.stderr
-        ttl = acquire("--label", "ttl", "--ttl", "600")
-        own = acquire("--label", "owned", "--owner-pid", str(owner.pid))
+        ttl = acquire_cli(d, "--label", "ttl", "--ttl", "600")
+        own = acquire_cli(d, "--label", "owned", "--owner-pid", str(owner.pid))
         t.check(ttl.startswith("L") and own.startswith("L"), "two detached leases", ttl + own)
         restart(d)
         time.sleep(2)                   # past the grace
@@ -534,21 +546,10 @@ def test_owner_reused():
     owner = subprocess.Popen(["sleep", "600"])
     kept = subprocess.Popen(["sleep", "600"])
     try:
-        env = plain_env({"BERTH_SOCKET": d.sock})
-
-        def acquire(*args):
-            r = subprocess.run([BERTH, "acquire", "--cores", "1", "--json"] + list(args), env=env,
-                               capture_output=True, text=True)
-            return json.loads(r.stdout)["lease"] if r.returncode == 0 else r.stderr
-        own = acquire("--label", "reused", "--owner-pid", str(owner.pid))
-        same = acquire("--label", "same", "--owner-pid", str(kept.pid))
+        own = acquire_cli(d, "--label", "reused", "--owner-pid", str(owner.pid))
+        same = acquire_cli(d, "--label", "same", "--owner-pid", str(kept.pid))
         t.check(own.startswith("L") and same.startswith("L"), "two owner-pid leases", own + same)
-        d.kill9()
-        RESTARTS[0] += 1
-        path = os.path.join(d.state, "journal.jsonl")
-        with open(path) as f:
-            recs = [json.loads(x) for x in f if x.strip()]
-        grants = {r["lease"]["label"]: r for r in recs if r.get("op") == "grant"}
+        path, recs, grants = killed_journal(d)
         t.check(grants.get("reused", {}).get("owner_start") == proc_start(owner.pid),
                 "the grant record keeps the owner's start time", str(grants.get("reused")))
         with open(path, "w") as f:
@@ -582,21 +583,10 @@ def test_ttl_clock_jump():
     the wall clock, and ends."""
     d = local_daemon().start()
     try:
-        env = plain_env({"BERTH_SOCKET": d.sock})
-
-        def acquire(*args):
-            r = subprocess.run([BERTH, "acquire", "--cores", "1", "--json"] + list(args), env=env,
-                               capture_output=True, text=True)
-            return json.loads(r.stdout)["lease"] if r.returncode == 0 else r.stderr
-        mine = acquire("--label", "jumped", "--ttl", "3600")
-        other = acquire("--label", "other-boot", "--ttl", "3600")
+        mine = acquire_cli(d, "--label", "jumped", "--ttl", "3600")
+        other = acquire_cli(d, "--label", "other-boot", "--ttl", "3600")
         t.check(mine.startswith("L") and other.startswith("L"), "two ttl leases", mine + other)
-        d.kill9()
-        RESTARTS[0] += 1
-        path = os.path.join(d.state, "journal.jsonl")
-        with open(path) as f:
-            recs = [json.loads(x) for x in f if x.strip()]
-        grants = {r["lease"]["label"]: r for r in recs if r.get("op") == "grant"}
+        path, recs, grants = killed_journal(d)
         with open("/proc/sys/kernel/random/boot_id") as f:
             boot = f.read().strip()
         t.check(grants.get("jumped", {}).get("boot_id") == boot

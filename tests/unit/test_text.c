@@ -27,6 +27,21 @@ START_TEST (trim_span_and_dup)
 }
 END_TEST
 
+START_TEST (seconds_or)
+{
+    ck_assert_double_eq (text_seconds_or (NULL, 0, 10, 3), 3);
+    ck_assert_double_eq (text_seconds_or ("", 0, 10, 3), 3);
+    ck_assert_double_eq (text_seconds_or ("2.5", 0, 10, 3), 2.5);
+    ck_assert_double_eq (text_seconds_or ("0", 0, 10, 3), 0);
+    /* out of range, trailing text, not a number: the default */
+    ck_assert_double_eq (text_seconds_or ("0.05", 0.1, 10, 3), 3);
+    ck_assert_double_eq (text_seconds_or ("11", 0, 10, 3), 3);
+    ck_assert_double_eq (text_seconds_or ("5s", 0, 10, 3), 3);
+    ck_assert_double_eq (text_seconds_or ("soon", 0, 10, 3), 3);
+    ck_assert_double_eq (text_seconds_or ("nan", 0, 10, 3), 3);
+}
+END_TEST
+
 START_TEST (first_line)
 {
     char buf[16];
@@ -97,6 +112,7 @@ int main (void)
     TCase *tc = tcase_create ("text");
     tcase_add_test (tc, trim_span_and_dup);
     tcase_add_test (tc, first_line);
+    tcase_add_test (tc, seconds_or);
     tcase_add_test (tc, text_buf_writes);
     tcase_add_test (tc, shell_words);
     suite_add_tcase (s, tc);
