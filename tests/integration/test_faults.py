@@ -516,6 +516,7 @@ def test_descriptors_run_out():
         t.check(wait_until(answered, 60), "those over the limit are turned away (busy)",
                 f"{len(turned)} of {len(flood)}")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "BERTH_SOCKET": d.sock}
+        began = time.monotonic()
         try:
             rel = subprocess.run([BERTH, "release", r["lease"]], env=env, capture_output=True,
                                  text=True, timeout=60)
@@ -523,12 +524,17 @@ def test_descriptors_run_out():
         except subprocess.TimeoutExpired:
             code, err = None, "berth release still waits"
         t.check(code == 0, "the release gets in while the house is full", f"{code}: {err}")
+        released = time.monotonic() - began
+        began = time.monotonic()
         try:
             stp = subprocess.run([BERTH, "status"], env=env, capture_output=True, text=True, timeout=60)
             code, err = stp.returncode, stp.stderr
         except subprocess.TimeoutExpired:
             code, err = None, "berth status still waits"
         t.check(code == 0, "and so does a status", f"{code}: {err}")
+        print(f"info: descriptor limit 64, --max-connections fitted to {fitted}, {len(flood)} connections "
+              f"asking: berth release took {released * 1000:.0f} ms, berth status "
+              f"{(time.monotonic() - began) * 1000:.0f} ms", flush=True)
         t.check(d.stderr().count("accepting a connection failed") <= 1,
                 "accept's failures are not logged over and over", d.stderr())
     finally:
