@@ -15,6 +15,7 @@
  * (a half-close) is still answered; its connection ends when it holds, waits
  * for and watches nothing, or when the client is gone altogether. */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <poll.h>
@@ -82,7 +83,10 @@ struct conn {
     size_t stall_mark;            /* unsent bytes when last checked */
     size_t history_left;          /* bytes of the events log queued for it
                                      (on disk, not in memory) */
-    struct evbuffer_cb_entry *drained;   /* counts history_left down */
+    struct evbuffer_cb_entry *drained;   /* counts history_left down, and
+                                            s->pending */
+    size_t counted;               /* its output in memory, as s->pending has
+                                     it (0 once it is dead) */
     struct event *deferred;
     struct conn *prev, *next;
 };
@@ -92,6 +96,9 @@ struct server {
     struct event_base *base;
     struct evconnlistener *listener;
     bool own_socket;              /* we bound it: remove it on exit */
+    size_t pending;               /* unread output in memory, all of them */
+    size_t pending_peak;          /* since memory was last given back */
+    bool trim_due;                /* a malloc_trim is scheduled */
     double accept_failure_said;   /* monotonic: when accept's failure was
                                      last logged (0: never) */
     unsigned long long accept_failures;   /* since then */
@@ -119,6 +126,8 @@ static void conn_drop_holdings (struct conn *c)
     c->answer_due = false;
 }
 
+static void maybe_trim (struct server *s);
+
 static void conn_free (struct conn *c)
 {
     struct server *s = c->s;
@@ -139,6 +148,8 @@ static void conn_free (struct conn *c)
         event_free (c->stall_ev);
     if (c->drained)
         evbuffer_remove_cb_entry (bufferevent_get_output (c->bev), c->drained);
+    s->pending -= c->counted;
+    maybe_trim (s);
     event_free (c->deferred);
     /* before the bufferevent closes the socket it watches */
     event_free (c->read_ev);
@@ -266,6 +277,42 @@ static size_t output_in_memory (struct conn *c)
 
 /* Bytes leave the output in order; count those of the events log off first
  * (what was queued ahead of it is small: the watch reply). */
+static void trim_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct server *s = arg;
+    s->trim_due = false;
+    if (s->pending < SERVER_TRIM_AFTER / 8)
+        malloc_trim (0);
+}
+
+/* After a burst of output that is gone, the memory it took goes back to the
+ * system (a second later, once). */
+static void maybe_trim (struct server *s)
+{
+    if (s->pending > s->pending_peak)
+        s->pending_peak = s->pending;
+    if (s->pending_peak >= SERVER_TRIM_AFTER && s->pending < SERVER_TRIM_AFTER / 8
+        && !s->trim_due) {
+        struct timeval tv = { 1, 0 };
+        if (event_base_once (s->base, -1, EV_TIMEOUT, trim_cb, s, &tv) == 0) {
+            s->trim_due = true;
+            s->pending_peak = s->pending;
+        }
+    }
+}
+
+/* c's output in memory into s->pending. */
+static void recount (struct conn *c)
+{
+    struct server *s = c->s;
+    size_t now = c->state == CONN_DEAD ? 0 : output_in_memory (c);
+    s->pending = s->pending - c->counted + now;
+    c->counted = now;
+    maybe_trim (s);
+}
+
 static void output_drained (struct evbuffer *buf,
                             const struct evbuffer_cb_info *info, void *arg)
 {
@@ -273,6 +320,28 @@ static void output_drained (struct evbuffer *buf,
     struct conn *c = arg;
     size_t n = info->n_deleted;
     c->history_left -= n < c->history_left ? n : c->history_left;
+    recount (c);
+}
+
+/* Over SERVER_OUTPUT_MAX in all: close the connection furthest behind. */
+static void bound_total (struct server *s)
+{
+    while (s->pending > SERVER_OUTPUT_MAX) {
+        struct conn *worst = NULL;
+        for (struct conn *c = s->conns; c; c = c->next)
+            if (c->state != CONN_DEAD && (!worst || c->counted > worst->counted))
+                worst = c;
+        if (!worst || !worst->counted)
+            return;
+        log_msg (LOG_WARNING, "berthd holds %zu MiB of unread output for %d "
+                 "connections, over its bound of %u MiB: closing connection "
+                 "%llu (pid %d%s), the furthest behind with %zu MiB unread",
+                 s->pending >> 20, s->nconns, SERVER_OUTPUT_MAX >> 20,
+                 (unsigned long long) worst->cl.serial, (int) worst->cl.pid,
+                 worst->watching ? ", a watcher" : "", worst->counted >> 20);
+        conn_kill (worst);
+        recount (worst);
+    }
 }
 
 /* A line already encoded (ending with a newline): stolen, freed here. NULL:
@@ -308,6 +377,7 @@ static void conn_send_line (struct conn *c, char *line, size_t len)
     else
         conn_wants_write (c);
     free (line);
+    bound_total (c->s);
 }
 
 static void conn_send_error (struct conn *c, const char *code,
@@ -427,6 +497,7 @@ static void conn_watch (struct conn *c, bool history)
                      "watcher");
         else if (fd >= 0)
             c->history_left += len;
+        recount (c);
     }
     if (!c->watching)
         s->nwatchers++;
