@@ -187,17 +187,13 @@ static int dial (const char *path, double deadline)
 static pid_t lock_pid (const char *path)
 {
     char lock[sizeof (((struct sockaddr_un *) 0)->sun_path) + 8], buf[32];
-    snprintf (lock, sizeof (lock), "%s.lock", path);
+    snprintf (lock, sizeof (lock), "%s" SOCKET_LOCK_SUFFIX, path);
     int fd = open (lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return 0;
-    ssize_t n = read (fd, buf, sizeof (buf) - 1);
+    ssize_t n = read (fd, buf, sizeof (buf));
     close (fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    long v = strtol (buf, NULL, 10);
-    return v > 0 ? (pid_t) v : 0;
+    return n > 0 ? lock_text_pid (buf, (size_t) n) : 0;
 }
 
 /* Why berthd at path takes no connection: named by its pid and, where

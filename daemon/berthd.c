@@ -365,7 +365,7 @@ static int lock_socket (struct berthd *d, berth_error_t *err)
 {
     char what[sizeof (d->socket_path) + 16];
     pid_t holder;
-    snprintf (d->socket_lock, sizeof (d->socket_lock), "%s.lock",
+    snprintf (d->socket_lock, sizeof (d->socket_lock), "%s" SOCKET_LOCK_SUFFIX,
               d->socket_path);
     snprintf (what, sizeof (what), "the socket %s", d->socket_path);
     int fd = pidlock_take (d->socket_lock, what, "--socket", d->state_dir,

@@ -79,8 +79,6 @@ struct queue;
 struct server;
 struct waiter;
 
-/* The daemon: its configuration, the loop, what start-up learnt of the
- * machine and allocation, and the objects that own everything else. */
 /* Descriptors kept back from --max-connections (berthd.c fit_connections):
  * berthd's own, and connections over the limit that may only release, ask
  * status and the like (server.c), so that the release that would free the
@@ -96,6 +94,8 @@ struct recent_failure {
     struct proto_outcome *outcome;
 };
 
+/* The daemon: its configuration, the loop, what start-up learnt of the
+ * machine and allocation, and the objects that own everything else. */
 struct berthd {
     struct berthd_config cfg;
     struct event_base *base;

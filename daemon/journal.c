@@ -165,18 +165,6 @@ static void set_mark (struct journal *j)
     journal_mark_set (j->mark, &f);
 }
 
-/* "5" or "5 to L9": the ids from first up to below end. */
-static const char *lost_ids (uint64_t first, uint64_t end)
-{
-    static char buf[64];
-    if (end - first == 1)
-        snprintf (buf, sizeof (buf), "%llu", (unsigned long long) first);
-    else
-        snprintf (buf, sizeof (buf), "%llu to L%llu",
-                  (unsigned long long) first, (unsigned long long) end - 1);
-    return buf;
-}
-
 static void append_done (struct journal *j)
 {
     j->records++;
@@ -1001,17 +989,24 @@ int journal_open_ledger (struct journal *j, const struct allocation *a,
      * crash tears at most the end of what berthd wrote, past the mark) */
     bool cut = marked && there && (uint64_t) jst.st_ino == was.ino
                && (int64_t) jst.st_size < was.size;
-    if (cut)
+    if (cut) {
+        /* the grants the mark knows of and the journal does not */
+        char lost[96] = "";
+        if (was.next_id - 1 > jc.next_id)
+            snprintf (lost, sizeof (lost), ", among them the grants of L%llu "
+                      "to L%llu", (unsigned long long) jc.next_id,
+                      (unsigned long long) was.next_id - 1);
+        else if (was.next_id > jc.next_id)
+            snprintf (lost, sizeof (lost), ", among them the grant of L%llu",
+                      (unsigned long long) jc.next_id);
         log_msg (LOG_WARNING, "the journal %s was cut short: it has %lld of "
                  "the %lld bytes berthd left in it (%d whole records read); "
-                 "the records after them are lost%s%s; lease ids go on from "
+                 "the records after them are lost%s; lease ids go on from "
                  "L%llu", j->path, (long long) jst.st_size,
-                 (long long) was.size, jc.records,
-                 was.next_id > jc.next_id ? ", among them the grants of L"
-                 : "", was.next_id > jc.next_id ? lost_ids (jc.next_id,
-                                                           was.next_id) : "",
-                 (unsigned long long) (was.next_id > jc.next_id
-                                       ? was.next_id : jc.next_id));
+                 (long long) was.size, jc.records, lost,
+                 (unsigned long long) (was.next_id > jc.next_id ? was.next_id
+                                       : jc.next_id));
+    }
     else if (jc.warning[0])
         log_msg (LOG_WARNING, "%s", jc.warning);
     /* ids never go back, whatever the journal lost */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The journal's mark (journal.mark beside it): how long berthd last left
+/* The journal's mark (journal.jsonl.mark beside it): how long berthd last left
  * the journal, which file that was (its inode) and the next lease id. It is
  * a shared mapping of one page, set after every append by a store to
  * memory (no system call), and survives berthd however it ends (the page is

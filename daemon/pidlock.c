@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,22 +11,16 @@
 #include <unistd.h>
 
 #include "pidlock.h"
+#include "socket_path.h"
 
 /* The pid on the first line of the file open at fd; 0 if none. */
 static pid_t written_pid (int fd)
 {
     char buf[32];
-    ssize_t n = pread (fd, buf, sizeof (buf) - 1, 0);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *end;
-    long v = strtol (buf, &end, 10);
+    ssize_t n = pread (fd, buf, sizeof (buf), 0);
+    pid_t pid = n > 0 ? lock_text_pid (buf, (size_t) n) : 0;
     /* a crashed holder's pid stays until the next holder writes its own */
-    if (v <= 0 || v > INT_MAX || (*end != '\n' && *end != '\0')
-        || (kill ((pid_t) v, 0) < 0 && errno == ESRCH))
-        return 0;
-    return (pid_t) v;
+    return pid && kill (pid, 0) < 0 && errno == ESRCH ? 0 : pid;
 }
 
 int pidlock_take (const char *path, const char *what, const char *option,

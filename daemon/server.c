@@ -275,8 +275,6 @@ static size_t output_in_memory (struct conn *c)
     return all > c->history_left ? all - c->history_left : 0;
 }
 
-/* Bytes leave the output in order; count those of the events log off first
- * (what was queued ahead of it is small: the watch reply). */
 static void trim_cb (evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
@@ -313,6 +311,8 @@ static void recount (struct conn *c)
     maybe_trim (s);
 }
 
+/* Bytes leave the output in order; count those of the events log off first
+ * (what was queued ahead of it is small: the watch reply). */
 static void output_drained (struct evbuffer *buf,
                             const struct evbuffer_cb_info *info, void *arg)
 {

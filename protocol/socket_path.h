@@ -18,4 +18,14 @@
 int socket_default_path (const char *xdg_runtime_dir, uid_t uid, const char *job,
                          char *buf, size_t size, berth_error_t *err);
 
+/* One berthd serves a socket: it holds a lock (flock) on the socket's path
+ * with this added, and writes its pid on the lock's first line, so that a
+ * client can name a berthd that takes no connections. berthd's state
+ * directory lock is written the same way. */
+#define SOCKET_LOCK_SUFFIX ".lock"
+
+/* The pid on the first line of a lock's text (len bytes), 0 when there is
+ * none. */
+pid_t lock_text_pid (const char *text, size_t len);
+
 #endif

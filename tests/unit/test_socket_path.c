@@ -30,6 +30,18 @@ START_TEST (a_job_id_with_a_slash_is_not_a_path)
 }
 END_TEST
 
+START_TEST (lock_pid_first_line)
+{
+    const char *ok = "4242\n/run/state\n";
+    ck_assert_int_eq (lock_text_pid (ok, strlen (ok)), 4242);
+    ck_assert_int_eq (lock_text_pid ("17", 2), 17);
+    /* not a pid: none (an empty lock is one being written) */
+    const char *bad[] = { "", "\n", "-3\n", "0\n", "12x\n", "abc", "99999999999\n" };
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
+        ck_assert_int_eq (lock_text_pid (bad[i], strlen (bad[i])), 0);
+}
+END_TEST
+
 START_TEST (too_long_is_refused_naming_the_limit)
 {
     char dir[200], buf[512];
@@ -52,6 +64,7 @@ int main (void)
     tcase_add_test (tc, runtime_dir_first_then_tmp);
     tcase_add_test (tc, a_job_id_with_a_slash_is_not_a_path);
     tcase_add_test (tc, too_long_is_refused_naming_the_limit);
+    tcase_add_test (tc, lock_pid_first_line);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
