@@ -16,12 +16,12 @@ char *text_trim_dup (const char *text);
 /* The first line of text (a command's output), trimmed, into buf. */
 void text_first_line (const char *text, char *buf, size_t size);
 
-/* UTF-8 text in characters (terminal cells and SVG glyphs count one per
- * character here): how many s holds, and the bytes of its first `chars`. */
 /* The number of seconds text says, when it is one from lo to hi (an
  * environment variable's value: NULL or "" is none); else dflt. */
 double text_seconds_or (const char *text, double lo, double hi, double dflt);
 
+/* UTF-8 text in characters (terminal cells and SVG glyphs count one per
+ * character here): how many s holds, and the bytes of its first `chars`. */
 size_t text_utf8_chars (const char *s);
 size_t text_utf8_prefix (const char *s, size_t chars);
 
