@@ -162,6 +162,17 @@ static void print_header (FILE *f, const json_t *st, const json_t *alloc, double
     if (json_is_true (json_object_get (daemon, "draining")))
         fprintf (f, " \u00b7 draining: no new leases");
     fputc ('\n', f);
+    /* the one thing that stops every grant: said on a line of its own */
+    const json_t *held = json_object_get (daemon, "grants_held");
+    const char *why = str (held, "why", NULL);
+    if (why) {
+        char for_[32] = "";
+        double since = real (held, "since", NULL);
+        if (since > 0)
+            wallclock_format_brief (now - since, for_, sizeof (for_));
+        fprintf (f, "%s%s%s%s\n", why, for_[0] ? " (for " : "", for_,
+                 for_[0] ? ")" : "");
+    }
 }
 
 /* A column: s cut to w characters (the last one an ellipsis when cut),

@@ -461,8 +461,11 @@ static void notify_status (void *arg, char *buf, size_t size)
         free_cores += ni.free_cores;
         cores += ni.cores;
     }
-    snprintf (buf, size, "%s%zu leases, %d waiting, %ld of %ld cores free, "
+    double since;
+    snprintf (buf, size, "%s%s%zu leases, %d waiting, %ld of %ld cores free, "
               "%d connections", d->draining ? "draining: " : "",
+              queue_held (d->queue, &since) ? "grants held for want of "
+                                              "space: " : "",
               lease_book_count (d->book), queue_waiting (d->queue),
               free_cores, cores, d->connections);
 }

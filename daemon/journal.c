@@ -17,8 +17,11 @@
  * waiting requests, so it stays bounded however many grants a job makes.
  *
  * A grant that cannot be recorded (after one try at compacting, which can
- * make room under a per-file limit) is refused: nothing is handed out
- * unrecorded. A failed append is cut back off, so the journal keeps whole
+ * make room under a per-file limit) is not handed out: nothing is handed
+ * out unrecorded. Where the disk is full the request keeps its place (the
+ * queue holds grants until there is room); otherwise it is refused. A
+ * reserve file beside the journal keeps room for one compaction, so that a
+ * full disk never stops the rewrite that a lost release needs. A failed append is cut back off, so the journal keeps whole
  * lines. A release that cannot be recorded still ends the lease (the
  * client is done with it); the journal is then rewritten from the live
  * leases before the next grant, so the missing record cannot resurrect a
@@ -46,6 +49,7 @@
 #include "journal_file.h"
 #include "journal_mark.h"
 #include "journal_record.h"
+#include "journal_reserve.h"
 #include "log.h"
 #include "pidstart.h"
 #include "timeval.h"
@@ -62,6 +66,8 @@ struct journal {
     struct lease_watch *watch;
     int fd;                       /* -1: not open */
     char path[PATH_MAX + 32];
+    char reserve[PATH_MAX + 32];  /* the compaction's room (journal_reserve.h) */
+    bool reserve_short;           /* it could not be kept (logged once) */
     off_t size;                   /* bytes of whole records */
     int records;                  /* records in the file */
     int retry;                    /* no compaction before this many records
@@ -102,6 +108,8 @@ struct journal *journal_create (struct event_base *base,
     j->cfg = *cfg;
     j->cfg.state_dir = NULL;
     snprintf (j->path, sizeof (j->path), "%s/journal.jsonl", cfg->state_dir);
+    snprintf (j->reserve, sizeof (j->reserve), "%s/journal.reserve",
+              cfg->state_dir);
     j->base = base;
     j->ended = ended;
     j->arg = arg;
@@ -268,6 +276,28 @@ static uint64_t *wait_ids (const struct journal *j, size_t *n)
     return v;
 }
 
+/* Room for a compaction of the journal as it is, twice over (it grows
+ * until the next one); the journal is rewritten when a record could not be
+ * written, and a full disk must not stop that. */
+void journal_keep_reserve (struct journal *j)
+{
+    if (j->fd < 0)
+        return;
+    off_t want = 2 * j->size;
+    berth_error_t err;
+    if (journal_reserve_keep (j->reserve, want > JOURNAL_RESERVE_MIN ? want
+                              : JOURNAL_RESERVE_MIN, &err) == 0) {
+        if (j->reserve_short)
+            log_msg (LOG_INFO, "the journal's reserve is kept again");
+        j->reserve_short = false;
+    }
+    else if (!j->reserve_short) {
+        j->reserve_short = true;
+        log_msg (LOG_WARNING, "%s; should the disk fill, the journal may not "
+                 "be rewritten until there is room", err.text);
+    }
+}
+
 /* Rewrite the journal as the start record and the live grants (without
  * skip, a lease being granted that is not to be recorded yet), then the
  * requests that wait (and places not yet taken back). The grants
@@ -352,8 +382,16 @@ static int compact (struct journal *j, const struct lease *skip,
     f = NULL;
     int fd;
     off_t size;
-    if (journal_rewrite_text (j->path, text, len, &fd, &size, err) < 0)
+    int wrote = journal_rewrite_text (j->path, text, len, &fd, &size, err);
+    if (wrote < 0 && !strcmp (err->code, JOURNAL_ERR_NO_SPACE)) {
+        /* the disk is full: the reserve is what it was kept for */
+        journal_reserve_drop (j->reserve);
+        wrote = journal_rewrite_text (j->path, text, len, &fd, &size, err);
+    }
+    if (wrote < 0) {
+        journal_keep_reserve (j);
         goto done;
+    }
     close (j->fd);
     j->fd = fd;
     j->size = size;
@@ -364,6 +402,7 @@ static int compact (struct journal *j, const struct lease *skip,
     j->retry = 0;
     j->dirty = false;
     j->compactions++;
+    journal_keep_reserve (j);
     rc = 0;
 done:
     if (f)
@@ -413,6 +452,16 @@ static void drop_waiting (struct journal *j, uint64_t id)
     free (idmap_remove (j->waiting, id));
 }
 
+/* What becomes of a grant that cannot be recorded: berthd hands out
+ * nothing unrecorded. */
+static const char *unrecorded (const berth_error_t *why)
+{
+    return !strcmp (why->code, JOURNAL_ERR_NO_SPACE)
+           ? "; the request keeps its place until there is room (free space "
+             "where the state directory is)"
+           : "; the grant is refused, as berthd hands out nothing unrecorded";
+}
+
 /* The grant record as a line, written from the lease's text (grant_line,
  * as compact writes it too), without building it as JSON values (that and
  * dumping it were most of what a grant cost). */
@@ -422,12 +471,10 @@ int journal_grant (struct journal *j, const struct lease *ls,
 {
     berth_error_t why;
     if (j->dirty && compact (j, ls, &why) < 0)
-        return errprintf (err, "cannot record the grant of %s: the journal "
-                          "%s lacks a release that could not be written, and "
-                          "rewriting it failed (%s); the grant is refused, "
-                          "as berthd hands out nothing unrecorded (free "
-                          "space where the state directory is)", ls->name,
-                          j->path, why.text);
+        return errprintf_code (err, why.code, "cannot record the grant of %s: "
+                               "the journal %s lacks a release that could "
+                               "not be written, and rewriting it failed (%s)%s",
+                               ls->name, j->path, why.text, unrecorded (&why));
     size_t len = 0;
     char *line = grant_line (j, ls, lt, wait, request, &len);
     if (!line)
@@ -445,10 +492,9 @@ int journal_grant (struct journal *j, const struct lease *ls,
     if (rc < 0) {
         if (torn)
             j->dirty = true;
-        return errprintf (err, "cannot record the grant of %s: %s; the grant "
-                          "is refused, as berthd hands out nothing "
-                          "unrecorded (free space where the state directory "
-                          "is)", ls->name, why.text);
+        return errprintf_code (err, why.code, "cannot record the grant of "
+                               "%s: %s%s", ls->name, why.text,
+                               unrecorded (&why));
     }
     if (wait)
         drop_waiting (j, wait);       /* ended by the grant record */
@@ -1103,6 +1149,7 @@ int journal_open_ledger (struct journal *j, const struct allocation *a,
     struct stat st;
     j->ino = fstat (j->fd, &st) == 0 ? (uint64_t) st.st_ino : 0;
     set_mark (j);
+    journal_keep_reserve (j);
     *ledger = j->ledger;
     rc = 0;
 done:

@@ -74,8 +74,10 @@ int journal_open_ledger (struct journal *j, const struct allocation *a,
 int journal_restore_leases (struct journal *j, struct lease_book *book,
                             struct lease_watch *watch, berth_error_t *err);
 
-/* Fails (nothing recorded) when the grant cannot be written; wait (0:
- * none) is the request's wait record, which the grant ends. request: its
+/* Fails (nothing recorded) when the grant cannot be written, with code
+ * JOURNAL_ERR_NO_SPACE when the disk is full (room may come back: the
+ * queue holds its grants until then); wait (0: none) is the request's wait
+ * record, which the grant ends. request: its
  * id as JSON text, or NULL for ls->request. */
 int journal_grant (struct journal *j, const struct lease *ls,
                    const struct lease_text *lt, uint64_t wait,
@@ -107,5 +109,8 @@ int journal_reclaim (struct journal *j, const struct lease *ls,
 int journal_placed (struct journal *j, const struct lease *ls,
                     const struct placement *p, berth_error_t *err);
 void journal_stats (const struct journal *j, struct journal_stats *out);
+/* Keep room for a compaction beside the journal (journal.reserve), if it
+ * can be had now; a shortfall is logged once. */
+void journal_keep_reserve (struct journal *j);
 
 #endif

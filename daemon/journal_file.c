@@ -17,6 +17,7 @@
 #include "codec.h"
 #include "idmap.h"
 #include "journal_file.h"
+#include "journal_reserve.h"
 
 #define DAMAGED "; the journal is damaged before its last line, so what is " \
     "held cannot be told: repair or delete that line, or move the state " \
@@ -566,8 +567,10 @@ int journal_append_line (int fd, const char *path, off_t *size,
          * record after it would make a damaged middle line. */
         if (ftruncate (fd, *size) < 0)
             *torn = true;
-        return errprintf (err, "cannot write to the journal %s: %s", path,
-                          strerror (e));
+        return errprintf_code (err, journal_errno_no_space (e)
+                               ? JOURNAL_ERR_NO_SPACE : "error",
+                               "cannot write to the journal %s: %s", path,
+                               strerror (e));
     }
     *size += (off_t) len;
     return 0;
@@ -596,9 +599,13 @@ int journal_rewrite_text (const char *path, const char *text, size_t len,
     int fd = open (tmp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
                    0600);
     if (fd < 0)
-        return errprintf (err, "cannot create %s: %s", tmp, strerror (errno));
+        return errprintf_code (err, journal_errno_no_space (errno)
+                               ? JOURNAL_ERR_NO_SPACE : "error",
+                               "cannot create %s: %s", tmp, strerror (errno));
     if (write_all (fd, text, len) < 0) {
-        errprintf (err, "cannot write %s: %s", tmp, strerror (errno));
+        errprintf_code (err, journal_errno_no_space (errno)
+                        ? JOURNAL_ERR_NO_SPACE : "error",
+                        "cannot write %s: %s", tmp, strerror (errno));
         goto fail;
     }
     /* Not fsync'd, as appends are not: the journal outlives a crash of

@@ -17,6 +17,7 @@
 #include "queue.h"
 #include "status.h"
 #include "pidstart.h"
+#include "journal_reserve.h"
 
 /* ---- what a grant carries: the launch and the environment ---- */
 
@@ -246,7 +247,8 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
     if (journal_grant (d->journal, ls, &lt, p->wait_id, idtext, err) < 0) {
         free (idtext);
         lease_text_free (&lt);
-        err->code = PROTO_ERR_INTERNAL;
+        if (strcmp (err->code, JOURNAL_ERR_NO_SPACE))   /* that one waits */
+            err->code = PROTO_ERR_INTERNAL;
         goto fail;
     }
     p->wait_id = 0;            /* ended by the grant record */

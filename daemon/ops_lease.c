@@ -16,6 +16,7 @@
 #include "pidstart.h"
 #include "queue.h"
 #include "idset.h"
+#include "journal_reserve.h"
 
 static const char *cut_code (const char *code)
 {
@@ -92,14 +93,26 @@ static char *answer_line (struct berthd *d, struct waiter *w, uint64_t lease,
 }
 
 /* A grant of the queue's round: the lease made and journaled now, in id
- * order with the round's others; its answer is written after them. */
-static void waiter_record (struct waiter *w, uint64_t lease)
+ * order with the round's others; its answer is written after them. One
+ * the journal has no room for is not answered: it keeps its place. */
+static int waiter_record (struct waiter *w, uint64_t lease, berth_error_t *why)
 {
+    struct berthd *d = w->arg;
+    char *line = NULL;
+    size_t len = 0;
+    berth_error_t e;
+    if (lease_grant (d, w, lease, &line, &len, &e) < 0) {
+        if (!strcmp (e.code, JOURNAL_ERR_NO_SPACE)) {
+            *why = e;
+            return 1;
+        }
+        line = answer_line (d, w, 0, &e, &len);
+    }
     free (w->answer);
     w->recorded = true;
-    w->answer = answer_line (w->arg, w, lease, NULL, &w->answer_len);
-    if (!w->answer)
-        w->answer_len = 0;
+    w->answer = line;
+    w->answer_len = line ? len : 0;
+    return 0;
 }
 
 /* The queue's word on a request that waited: answered through its client. */

@@ -20,7 +20,19 @@ struct queue {
     struct event *sched_ev;
     bool busy;                    /* queue_run is granting (no re-entry) */
     struct waiter *submitting;    /* its grant is returned, not called back */
+    /* The journal could not record a grant for want of space: nothing is
+     * granted but by the retry, once a second, until one is recorded. */
+    double held_since;            /* wall clock; 0: grants are not held */
+    char held_why[1200];
+    struct event *retry_ev;
+    bool retrying;                /* the retry's round: it may grant */
 };
+
+#define QUEUE_HELD_RETRY_S 1.0
+/* why a request waits while grants are held (the whole story is the
+ * daemon's, in status and the log) */
+#define QUEUE_HELD_REASON "grants are held: the journal cannot record them " \
+                          "for want of space"
 
 struct queue *queue_create (struct berthd *d, berth_error_t *err)
 {
@@ -48,6 +60,8 @@ void queue_destroy (struct queue *q)
     }
     if (q->sched_ev)
         event_free (q->sched_ev);
+    if (q->retry_ev)
+        event_free (q->retry_ev);
     waitqueue_destroy (q->wq);
     free (q);
 }
@@ -117,10 +131,19 @@ static void refuse_late (struct queue *q, struct waiter *w,
     w->done (w, 0, e);
 }
 
+/* While grants are held, that is why every request waits. */
+static int held_reason (const struct queue *q, int rc,
+                        struct waitqueue_entry_info *info)
+{
+    if (rc == 0 && q->held_since)
+        info->reason = QUEUE_HELD_REASON;
+    return rc;
+}
+
 static int entry_of (struct queue *q, uint64_t ticket,
                      struct waitqueue_entry_info *info)
 {
-    return waitqueue_find (q->wq, ticket, info);
+    return held_reason (q, waitqueue_find (q->wq, ticket, info), info);
 }
 
 static void run (struct queue *q);
@@ -145,10 +168,88 @@ int queue_waiting (const struct queue *q)
     return q ? waitqueue_length (q->wq) : 0;
 }
 
+const char *queue_held (const struct queue *q, double *since)
+{
+    if (!q || !q->held_since)
+        return NULL;
+    *since = q->held_since;
+    return q->held_why;
+}
+
+static void retry_cb (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct queue *q = arg;
+    /* room for a compaction first: without it a full disk could stop the
+     * rewrite a lost release needs */
+    journal_keep_reserve (q->d->journal);
+    q->retrying = true;
+    run (q);
+    q->retrying = false;
+}
+
+/* A grant could not be recorded for want of space: grants are held (the
+ * requests keep their places) and tried again in a second. */
+static void hold (struct queue *q, const char *why)
+{
+    snprintf (q->held_why, sizeof (q->held_why), "grants are held for want "
+              "of space: %s", why);
+    if (!q->held_since) {
+        q->held_since = now_wall ();
+        log_msg (LOG_ERR, "%s; the requests keep their places, and grants "
+                 "are tried again every %.0f s", q->held_why,
+                 QUEUE_HELD_RETRY_S);
+    }
+    struct timeval tv = seconds_tv (QUEUE_HELD_RETRY_S);
+    if (!q->retry_ev)
+        q->retry_ev = evtimer_new (q->d->base, retry_cb, q);
+    if (!q->retry_ev || evtimer_add (q->retry_ev, &tv) < 0)
+        log_msg (LOG_ERR, "out of memory arming the retry of held grants; "
+                 "they are tried again at the next release");
+    notify_status_soon (q->d->notify);
+}
+
+static void resume (struct queue *q)
+{
+    log_msg (LOG_INFO, "grants resume: the journal has room again (they were "
+             "held %.0f s)", now_wall () - q->held_since);
+    q->held_since = 0;
+    q->held_why[0] = '\0';
+    notify_status_soon (q->d->notify);
+}
+
+/* A grant of the round that was not recorded: w back in the wait queue at
+ * its place (its arrival waited seconds before now), its timeout running
+ * on. Out of memory: it is refused. */
+static void put_back (struct queue *q, struct waiter *w, double waited,
+                      double now)
+{
+    struct waitqueue_request wr = {
+        .shape = w->shape, .layout = w->layout, .label = w->acq.step.label,
+        .priority = w->acq.step.priority,
+        .owner = (uint64_t) (uintptr_t) w, .duration = w->acq.duration,
+        .since = now - waited, .why = QUEUE_HELD_REASON,
+    };
+    berth_error_t err;
+    if (waitqueue_add (q->wq, &wr, now, &w->ticket, &err) < 0) {
+        w->ticket = 0;
+        if (w != q->submitting)       /* that one is answered by submit */
+            w->done (w, 0, &err);
+        return;
+    }
+    list_add (q, w);
+    if (w->timer) {
+        struct timeval tv = seconds_tv (w->deadline > now ? w->deadline - now
+                                                          : 0);
+        evtimer_add (w->timer, &tv);
+    }
+}
+
 int queue_entry (const struct queue *q, int i,
                  struct waitqueue_entry_info *info)
 {
-    return waitqueue_entry (q->wq, i, info);
+    return held_reason (q, waitqueue_entry (q->wq, i, info), info);
 }
 
 const struct waiter *queue_waiter_of (uint64_t owner)
@@ -167,18 +268,23 @@ static int by_lease (const void *a, const void *b)
 static void run (struct queue *q)
 {
     struct berthd *d = q->d;
-    /* nothing is granted once berthd is leaving its loop */
-    if (q->busy || q->d->stopping)
+    /* nothing is granted once berthd is leaving its loop, nor while grants
+     * are held but by their retry */
+    if (q->busy || q->d->stopping || (q->held_since && !q->retrying))
         return;
     q->busy = true;
     struct waitqueue_result *res = NULL;
     int n = 0;
     berth_error_t err;
-    if (waitqueue_schedule (q->wq, now_mono (), &res, &n, &err) < 0)
+    double now = now_mono ();
+    if (waitqueue_schedule (q->wq, now, &res, &n, &err) < 0)
         log_msg (LOG_ERR, "scheduling the wait queue: %s", err.text);
     /* Every grant of the round is recorded (journaled) in lease id order
      * first, the request being submitted included; only then is any waiter
-     * answered: a crash between two lines leaves a journal that restarts. */
+     * answered: a crash between two lines leaves a journal that restarts.
+     * Once one cannot be recorded for want of space, the rest of the round
+     * is given back too: nobody overtakes a request that keeps its place. */
+    bool held = false;
     if (n > 1)
         qsort (res, (size_t) n, sizeof (*res), by_lease);
     for (int i = 0; i < n; i++) {
@@ -192,8 +298,17 @@ static void run (struct queue *q)
             continue;
         }
         list_remove (q, w);   /* already out of the wait queue */
-        if (w->record)
-            w->record (w, res[i].lease);
+        if (held)
+            ledger_release (d->ledger, res[i].lease, NULL);
+        else if (w->record && w->record (w, res[i].lease, &err) > 0) {
+            held = true;      /* its ledger grant given back by record */
+            hold (q, err.text);
+        }
+        if (held) {
+            res[i].owner = 0;
+            put_back (q, w, res[i].waited, now);
+            continue;
+        }
         if (w == q->submitting)
             w->granted = res[i].lease;
     }
@@ -204,6 +319,8 @@ static void run (struct queue *q)
     }
     free (res);
     q->busy = false;
+    if (!held && q->held_since)
+        resume (q);
     notify_status_soon (d->notify);
 }
 
@@ -225,20 +342,25 @@ enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
     char why[512] = "", name[300], needs[256];
     bool was_empty = waitqueue_length (q->wq) == 0;
     step_shape_describe (&w->shape, needs, sizeof (needs));
-    if (was_empty) {
+    if (was_empty && !q->held_since) {
         /* Nobody waits: nothing to be fair to. */
         int rc = ledger_acquire (d->ledger, &w->shape, w->layout, lease, why,
                                  sizeof (why), err);
+        if (rc < 0)
+            return QUEUE_REFUSED;
         if (rc == 0) {
             /* Its expected end lets the queue backfill around it later. */
             if (w->acq.duration > 0)
                 ledger_lease_set_end (d->ledger, *lease,
                                       now_mono () + w->acq.duration);
-            return QUEUE_GRANTED;
+            berth_error_t held;
+            if (!w->record || w->record (w, *lease, &held) == 0)
+                return QUEUE_GRANTED;
+            hold (q, held.text);      /* its ledger grant given back */
         }
-        if (rc < 0)
-            return QUEUE_REFUSED;
     }
+    if (q->held_since)
+        snprintf (why, sizeof (why), "%s", QUEUE_HELD_REASON);
     /* Would it fit the empty allocation? If not, waiting cannot help. */
     char never[512] = "";
     uint64_t probe;
@@ -282,6 +404,9 @@ enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
         w->granted = 0;
         return QUEUE_GRANTED;
     }
+    if (!w->ticket)               /* held, and not put back */
+        return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory "
+                               "queueing the request"), QUEUE_REFUSED;
     struct waitqueue_entry_info info;
     const char *reason = entry_of (q, w->ticket, &info) == 0 && info.reason
                          && *info.reason ? info.reason : why;
@@ -294,6 +419,7 @@ enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
     }
     if (w->acq.step.timeout >= 0) {
         struct timeval tv = seconds_tv (w->acq.step.timeout);
+        w->deadline = now_mono () + w->acq.step.timeout;
         if (!(w->timer = evtimer_new (d->base, waited_too_long, w))
             || evtimer_add (w->timer, &tv) < 0) {
             unlink_waiter (q, w);

@@ -34,8 +34,13 @@ typedef void (*waiter_done_fn) (struct waiter *w, uint64_t lease,
 /* A grant of a scheduling round made a lease (its journal record): called
  * for every grant of the round in lease id order, the request being
  * submitted included, before any waiter of the round is answered, so that
- * the journal never holds a later id before an earlier one. */
-typedef void (*waiter_grant_fn) (struct waiter *w, uint64_t lease);
+ * the journal never holds a later id before an earlier one. 0: recorded
+ * (w->answer says the grant, or why it was refused); 1: it cannot be
+ * recorded for want of space (why says so) and the ledger's grant is given
+ * back: the request keeps its place and grants are held until there is
+ * room. */
+typedef int (*waiter_grant_fn) (struct waiter *w, uint64_t lease,
+                                berth_error_t *why);
 
 /* An acquire being served. Made by the acquire op, owned by it; while it
  * waits the queue holds it too. */
@@ -54,6 +59,7 @@ struct waiter {
     bool recorded;                /* record has made its lease */
     uint64_t ticket;              /* 0 while not queued */
     struct event *timer;          /* its wait timeout */
+    double deadline;              /* monotonic: when the timeout passes */
     uint64_t wait_id;             /* its journaled wait record; 0: none */
     uint64_t owner_start;         /* acq.owner_pid's start time when it asked
                                      (pidstart.h); 0: unknown */
@@ -83,6 +89,9 @@ void queue_refuse_all (struct queue *q, const char *code, const char *msg);
 /* Try the waiters again soon (resources were freed). */
 void queue_schedule_soon (struct queue *q);
 int queue_waiting (const struct queue *q);
+/* While grants are held for want of space (the journal cannot record
+ * them): why, and since when (wall clock); NULL when they are not. */
+const char *queue_held (const struct queue *q, double *since);
 /* The i-th entry of the wait queue, in order (-1: past the end). */
 int queue_entry (const struct queue *q, int i,
                  struct waitqueue_entry_info *info);

@@ -153,8 +153,13 @@ json_t *status_daemon (struct berthd *d)
 {
     struct journal_stats js;
     journal_stats (d->journal, &js);
+    double since = 0;
+    const char *held = queue_held (d->queue, &since);
+    json_t *grants_held = held ? json_pack ("{s:f s:s}", "since", since,
+                                            "why", held)
+                               : json_null ();
     return json_pack ("{s:s s:i s:f s:f s:s s:s s:b s:i s:i s:I s:i s:{s:i s:f} "
-                      "s:s s:s? s:{s:s s:I s:i s:I s:b}}",
+                      "s:s s:s? s:{s:s s:I s:i s:I s:b} s:o?}",
                       "version", BERTH_VERSION, "pid", (int) getpid (),
                       "started", d->started, "uptime_s", now_wall () - d->started,
                       "socket", d->socket_path, "state_dir", d->state_dir,
@@ -171,7 +176,7 @@ json_t *status_daemon (struct berthd *d)
                       "bytes", (json_int_t) js.bytes,
                       "records", js.records,
                       "compactions", (json_int_t) js.compactions,
-                      "dirty", js.dirty);
+                      "dirty", js.dirty, "grants_held", grants_held);
 }
 
 /* ---- the steps that failed ---- */

@@ -16,7 +16,9 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -533,13 +535,16 @@ class LimitedDaemon(Daemon):
         return self
 
 
-def fill_and_check(d, reason, room_after_release):
+def fill_and_check(d, reason, room_after_release, no_space=False):
     """Grant until the journal cannot grow; check the refusal, releases while
-    full, and what a kill -9 and restart bring back."""
+    full, and what a kill -9 and restart bring back. no_space: the disk is
+    full, where a request would wait for room (its grant held): these ask
+    with "wait": false, so that it is refused instead, saying so."""
     c = d.client()
+    ask = {"wait": False} if no_space else {}
     granted, refusal = [], None
     for i in range(400):
-        r = c.request("acquire", cores=1, detach=True, label=f"f{i}")
+        r = c.request("acquire", cores=1, detach=True, label=f"f{i}", **ask)
         if not r.get("ok"):
             refusal = r
             break
@@ -547,14 +552,21 @@ def fill_and_check(d, reason, room_after_release):
     t.check(refusal is not None and len(granted) > 5, f"{reason}: grants go on until the journal cannot grow",
             f"{len(granted)} granted")
     msg = (refusal or {}).get("error", {}).get("message", "")
-    t.check(error_code(refusal or {}) == "internal" and journal_path(d) in msg and reason in msg
-            and "refused" in msg, f"{reason}: the refusal names the journal and the system's reason", msg)
+    if no_space:
+        why = (status(d)["daemon"]["grants_held"] or {}).get("why", "")
+        t.check(error_code(refusal or {}) == "busy" and "for want of space" in msg
+                and journal_path(d) in why and reason in why,
+                f"{reason}: a request that may not wait is refused as busy, grants being held for want of "
+                "space; status says why, naming the journal and the system's reason", msg + " / " + why)
+    else:
+        t.check(error_code(refusal or {}) == "internal" and journal_path(d) in msg and reason in msg
+                and "refused" in msg, f"{reason}: the refusal names the journal and the system's reason", msg)
     held = {x["lease"] for x in status(d)["leases"]}
     t.check(held == {g["lease"] for g in granted}, f"{reason}: the refused grant holds nothing",
             f"{len(held)} held, {len(granted)} granted")
-    again = c.request("acquire", cores=1, detach=True)
-    t.check(not again.get("ok") and reason in again.get("error", {}).get("message", ""),
-            f"{reason}: and so is the next one")
+    again = c.request("acquire", cores=1, detach=True, **ask)
+    t.check(not again.get("ok") and (reason if not no_space else "want of space")
+            in again.get("error", {}).get("message", ""), f"{reason}: and so is the next one")
     with open(journal_path(d)) as f:
         recorded = {json.loads(x)["id"] for x in f if '"op":"grant"' in x}
     t.check({int(g["lease"][1:]) for g in granted} <= recorded, f"{reason}: every grant made is in the journal")
@@ -565,8 +577,11 @@ def fill_and_check(d, reason, room_after_release):
     t.check(all(r.get("ok") for r in rels), f"{reason}: releases are served while the disk is full")
     t.check("ends unrecorded" in d.stderr(), f"{reason}: a release that could not be recorded is logged",
             d.stderr()[-300:])
-    n = c.request("acquire", cores=1, detach=True, label="after")
-    if room_after_release:
+    n = c.request("acquire", cores=1, detach=True, label="after", **ask)
+    if no_space:
+        t.check(n.get("ok") or "want of space" in n["error"]["message"],
+                f"{reason}: after releases a grant is made or refused, saying why", str(n)[:300])
+    elif room_after_release:
         t.check(n.get("ok"), f"{reason}: after releases the rewritten journal has room for a grant again",
                 str(n)[:300])
     else:
@@ -595,10 +610,9 @@ def test_full_disk():
         d.cleanup()
 
 
-def test_full_tmpfs():
-    """A real full file system (a 64 KiB tmpfs as the state directory), where
-    root may mount one."""
-    d = Daemon()
+def small_tmpfs(d):
+    """A 64 KiB tmpfs as d's state directory: False where root may not
+    mount one (said, and d cleaned up)."""
     os.makedirs(d.state)
     mounted = os.geteuid() == 0 and subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", d.state],
@@ -606,10 +620,28 @@ def test_full_tmpfs():
     if not mounted:
         print("skipped: cannot mount a small tmpfs here (not root); the RLIMIT_FSIZE test covers a full disk")
         d.cleanup()
+    return mounted
+
+
+def fill(path):
+    """Write path until the file system is full."""
+    with open(path, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"x" * 512)
+        except OSError:
+            pass
+
+
+def test_full_tmpfs():
+    """A real full file system (a 64 KiB tmpfs as the state directory), where
+    root may mount one."""
+    d = Daemon()
+    if not small_tmpfs(d):
         return
     try:
         d.start()
-        granted, live = fill_and_check(d, "No space left on device", False)
+        granted, live = fill_and_check(d, "No space left on device", False, no_space=True)
         d.kill9()
         d.start()
         back = {x["lease"]: x["placement"] for x in status(d)["leases"]}
@@ -624,6 +656,149 @@ def test_full_tmpfs():
         d.stop()
         subprocess.run(["umount", d.state], capture_output=True)
         d.cleanup()
+
+
+def notify_lines(sock):
+    said = []
+    while True:
+        try:
+            said.append(sock.recv(4096).decode())
+        except BlockingIOError:
+            return said
+
+
+def test_full_disk_waiters(reserve):
+    """Issue 24, finding 4: a release on a full disk (the journal without
+    room for even a short record), two berth run steps and a request waiting
+    for its cores. With the reserve berthd keeps beside the journal, the
+    journal is rewritten and the waiters granted; without it (it could not
+    be had), grants are held, not refused: the requests keep their places,
+    berthd says so in its log, status and sd_notify STATUS= line, and once
+    there is room they are granted in order and the steps run."""
+    what = "with the reserve" if reserve else "without the reserve"
+    berth = os.environ.get("BERTH", "")
+    if not berth:
+        print("skipped: BERTH (the berth command) is not set")
+        return
+    tmp = tempfile.mkdtemp(prefix="berthd-notify-")
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(os.path.join(tmp, "notify"))
+    notify.setblocking(False)
+    d = Daemon(env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp,
+                    "NOTIFY_SOCKET": os.path.join(tmp, "notify")}, machine=None)
+    if not small_tmpfs(d):
+        notify.close()
+        return
+    runs = []
+    try:
+        d.start()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "BERTH_"))}
+        env["BERTH_SOCKET"] = d.sock
+        c = d.client()
+        cores = status(d)["allocation"]["totals"]["cores"]
+        hold = c.request("acquire", cores=cores, detach=True, label="hold")
+        t.check(hold.get("ok"), f"{what}: a detached lease holds every core", str(hold)[:200])
+        first = d.client()
+        first.send("acquire", cores=1, label="first")
+        wait_until(lambda: len(status(d)["queue"]) == 1, 30)
+        out = os.path.join(tmp, "ran")
+        for i in range(2):
+            runs.append(subprocess.Popen([berth, "run", "--local", "--cores", "1", "--label", f"w{i}", "--",
+                                          "sh", "-c", f"echo w{i} >> '{out}'"], env=env,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            wait_until(lambda: len(status(d)["queue"]) == 2 + i, 30)
+        t.check([q["label"] for q in status(d)["queue"]] == ["first", "w0", "w1"], f"{what}: three requests wait")
+        if not reserve:
+            os.unlink(os.path.join(d.state, "journal.reserve"))
+        filler = os.path.join(d.state, "filler")
+        fill(filler)
+        # the journal's last block full too: requests that wait and go until
+        # even the record of a new waiting request cannot be written
+        for _ in range(200):
+            if "a waiting request is unrecorded" in d.stderr():
+                break
+            pad = d.client()
+            pad.send("acquire", cores=cores, label="pad")
+            wait_until(lambda: len(status(d)["queue"]) == 4, 30)
+            pad.close()
+            wait_until(lambda: len(status(d)["queue"]) == 3, 30)
+        t.check("a waiting request is unrecorded" in d.stderr(), f"{what}: the journal is full",
+                d.stderr()[-300:])
+        rewrites = status(d)["daemon"]["journal"]["compactions"]
+        rel = c.request("release", lease=hold["lease"])
+        t.check(rel.get("ok"), f"{what}: the release is served on a full disk", str(rel)[:200])
+        if reserve:
+            got = first.reply()
+            st = status(d)
+            t.check(got.get("ok") and st["daemon"]["grants_held"] is None,
+                    f"{what}: the release unrecorded, the journal is rewritten in the reserve's room and the "
+                    "first request granted", str(got)[:300])
+            t.check(st["daemon"]["journal"]["compactions"] > rewrites and not st["daemon"]["journal"]["dirty"],
+                    f"{what}: the journal was rewritten (it no longer lacks the release)",
+                    str(st["daemon"]["journal"]))
+        else:
+            t.check(wait_until(lambda: status(d)["daemon"]["grants_held"] is not None, 30),
+                    f"{what}: grants are held once one cannot be recorded")
+            time.sleep(2.5)           # two retries of the held grants, the disk still full
+            st = status(d)
+            held = st["daemon"]["grants_held"] or {}
+            t.check("No space left on device" in held.get("why", "") and journal_path(d) in held.get("why", ""),
+                    f"{what}: status says why grants are held, naming the journal and the system's reason",
+                    str(held)[:400])
+            t.check([q["label"] for q in st["queue"]] == ["first", "w0", "w1"]
+                    and all("want of space" in q["why"] for q in st["queue"]),
+                    f"{what}: the requests keep their places, in order, saying why they wait",
+                    str([(q["label"], q["why"]) for q in st["queue"]]))
+            t.check(st["leases"] == [] and all(r.poll() is None for r in runs),
+                    f"{what}: nothing is handed out unrecorded, and the berth run steps wait (not refused)",
+                    str([r.poll() for r in runs]) + str(st["leases"])[:200])
+            t.check("grants are held for want of space" in d.stderr(), f"{what}: the log says grants are held",
+                    d.stderr()[-500:])
+            shown = subprocess.run([berth, "status"], env=env, capture_output=True, text=True,
+                                   timeout=60).stdout
+            t.check("grants are held for want of space" in shown, f"{what}: berth status shows it", shown[:500])
+            said = notify_lines(notify)
+            t.check(any("STATUS=grants held for want of space" in m for m in said),
+                    f"{what}: the sd_notify STATUS= line says grants are held", str(said[-3:]))
+            no = c.request("acquire", cores=1, detach=True, wait=False)
+            t.check(error_code(no) == "busy" and "want of space" in no["error"]["message"],
+                    f"{what}: a request that may not wait is refused as busy, saying why", str(no)[:300])
+            os.unlink(filler)
+            got = first.reply()
+            t.check(got.get("ok"), f"{what}: room again: the first request is granted", str(got)[:200])
+        for r in runs:
+            try:
+                r.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                r.kill()
+                r.wait()
+        t.check([r.returncode for r in runs] == [0, 0], f"{what}: both berth run steps ran, exiting 0",
+                str([(r.returncode, r.stderr.read()[-300:]) for r in runs]))
+        if os.path.exists(out):
+            with open(out) as f:
+                t.check(sorted(f.read().split()) == ["w0", "w1"], f"{what}: each step ran once")
+        if not reserve:
+            t.check(status(d)["daemon"]["grants_held"] is None and "grants resume" in d.stderr(),
+                    f"{what}: grants are no longer held, and the log says they resumed", d.stderr()[-300:])
+            t.check(os.path.exists(os.path.join(d.state, "journal.reserve")),
+                    f"{what}: the reserve is kept again once there is room")
+        # what was granted is in the journal: a restart has it
+        if got.get("ok"):
+            d.kill9()
+            d.start()
+            t.check([x["lease"] for x in status(d)["leases"]] == [got["lease"]],
+                    f"{what}: after kill -9 the restart has the lease still held")
+        first.close()
+        c.close()
+    finally:
+        for r in runs:
+            if r.poll() is None:
+                r.kill()
+        d.stop()
+        subprocess.run(["umount", d.state], capture_output=True)
+        d.cleanup()
+        notify.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ---- the start record's node groups ---------------------------------------
@@ -688,6 +863,7 @@ def test_node_groups():
 
 def main():
     t.run_each((test_node_groups, test_reclaim, test_holder_gone, test_damaged_journal, test_full_disk, test_full_tmpfs,
+                lambda: test_full_disk_waiters(True), lambda: test_full_disk_waiters(False),
                 test_compaction_restart, test_compaction_with_waits, test_busy_crash, test_hundred_thousand))
     t.finish()
 
