@@ -21,8 +21,8 @@
  * out unrecorded. Where the disk is full the request keeps its place (the
  * queue holds grants until there is room); otherwise it is refused. A
  * reserve file beside the journal keeps room for one compaction, so that a
- * full disk never stops the rewrite that a lost release needs. A failed append is cut back off, so the journal keeps whole
- * lines. A release that cannot be recorded still ends the lease (the
+ * full disk never stops the rewrite that a lost release needs. A failed
+ * append is cut back off, so the journal keeps whole lines. A release that cannot be recorded still ends the lease (the
  * client is done with it); the journal is then rewritten from the live
  * leases before the next grant, so the missing record cannot resurrect a
  * lease over cores granted since. Neither appends nor rewrites are

@@ -567,8 +567,7 @@ int journal_append_line (int fd, const char *path, off_t *size,
          * record after it would make a damaged middle line. */
         if (ftruncate (fd, *size) < 0)
             *torn = true;
-        return errprintf_code (err, journal_errno_no_space (e)
-                               ? JOURNAL_ERR_NO_SPACE : "error",
+        return errprintf_code (err, journal_errno_code (e),
                                "cannot write to the journal %s: %s", path,
                                strerror (e));
     }
@@ -599,12 +598,10 @@ int journal_rewrite_text (const char *path, const char *text, size_t len,
     int fd = open (tmp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
                    0600);
     if (fd < 0)
-        return errprintf_code (err, journal_errno_no_space (errno)
-                               ? JOURNAL_ERR_NO_SPACE : "error",
+        return errprintf_code (err, journal_errno_code (errno),
                                "cannot create %s: %s", tmp, strerror (errno));
     if (write_all (fd, text, len) < 0) {
-        errprintf_code (err, journal_errno_no_space (errno)
-                        ? JOURNAL_ERR_NO_SPACE : "error",
+        errprintf_code (err, journal_errno_code (errno),
                         "cannot write %s: %s", tmp, strerror (errno));
         goto fail;
     }

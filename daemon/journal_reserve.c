@@ -8,9 +8,9 @@
 
 #include "journal_reserve.h"
 
-bool journal_errno_no_space (int e)
+const char *journal_errno_code (int e)
 {
-    return e == ENOSPC || e == EDQUOT;
+    return e == ENOSPC || e == EDQUOT ? JOURNAL_ERR_NO_SPACE : "error";
 }
 
 /* Blocks allocated for real: a sparse file would hold nothing back. Where
@@ -38,8 +38,7 @@ int journal_reserve_keep (const char *path, off_t size, berth_error_t *err)
 {
     int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
-        return errprintf_code (err, journal_errno_no_space (errno)
-                               ? JOURNAL_ERR_NO_SPACE : "error",
+        return errprintf_code (err, journal_errno_code (errno),
                                "cannot create %s: %s", path, strerror (errno));
     struct stat st;
     if (fstat (fd, &st) < 0) {
@@ -57,8 +56,7 @@ int journal_reserve_keep (const char *path, off_t size, berth_error_t *err)
     int rc = allocate (fd, 0, size);
     close (fd);
     if (rc != 0)
-        return errprintf_code (err, journal_errno_no_space (rc)
-                               ? JOURNAL_ERR_NO_SPACE : "error",
+        return errprintf_code (err, journal_errno_code (rc),
                                "cannot keep %lld bytes in %s for the "
                                "journal's compaction: %s", (long long) size,
                                path, strerror (rc));

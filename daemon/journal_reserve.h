@@ -7,7 +7,6 @@
 #ifndef BERTHD_JOURNAL_RESERVE_H
 #define BERTHD_JOURNAL_RESERVE_H
 
-#include <stdbool.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -19,8 +18,9 @@
  * room may come back, unlike for other failures. */
 #define JOURNAL_ERR_NO_SPACE "no_space"
 
-/* errno e means the file system (or a quota) is full. */
-bool journal_errno_no_space (int e);
+/* The error code of a failure with errno e: JOURNAL_ERR_NO_SPACE when the
+ * file system (or a quota) is full, else "error". */
+const char *journal_errno_code (int e);
 
 /* Hold at least size bytes of disk in path (created, or grown; never
  * shrunk). A failure leaves it as it was and names path and the reason
