@@ -557,6 +557,7 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
         return -1;
     events_allocation (d->events, d->alloc, d->machine->name);
     if (journal_restore_leases (d->journal, d->book, d->watch, err) < 0
+        || ops_restore_waits (d, err) < 0
         || !(d->server = server_create (d, err)))
         return -1;
     /* events reach watchers through the connection layer */

@@ -128,6 +128,8 @@ struct berthd {
     int connections;              /* open now: kept by the connection layer,
                                      read by status and notify */
     double started;               /* wall clock */
+    double restored_until;        /* monotonic: the end of the reclaim grace
+                                     of the requests restored at start */
     bool draining, stopping;
     int exit_code;
     struct recent_failure failed[BERTHD_RECENT_FAILED];   /* a ring */

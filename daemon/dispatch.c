@@ -141,8 +141,13 @@ enum op_result ops_serve (struct berthd *d, struct client *cl,
                       proto_op_name (req.op));
         out->close = true;
     }
-    else
+    else {
+        cl->line = line;
+        cl->line_len = len;
         r = handlers[req.op] (d, cl, &req, out);
+        cl->line = NULL;
+        cl->line_len = 0;
+    }
     proto_request_free (&req);
     return r;
 }

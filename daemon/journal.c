@@ -80,9 +80,8 @@ struct journal {
     json_t *wait_recs;            /* and wait records, as places */
     int *lines;                   /* the grants' line numbers */
     double opened;                /* monotonic, for the restore time */
-    struct place *places;         /* places not yet taken back */
-    int nplaces;
-    struct event *places_ev;      /* drops them after the reclaim grace */
+    struct place *places;         /* restored, for the queue to take */
+    size_t nplaces;
     /* The requests that wait now under a wait record (wait id -> struct
      * place with their process's identity), for compaction to write again:
      * recorded, taken back from a place, until granted or unwaited. */
@@ -123,9 +122,7 @@ void journal_destroy (struct journal *j)
 {
     if (!j)
         return;
-    if (j->places_ev)
-        event_free (j->places_ev);
-    free (j->places);
+    journal_forget_restored (j);
     json_decref (j->wait_recs);
     if (j->fd >= 0)
         close (j->fd);
@@ -135,8 +132,10 @@ void journal_destroy (struct journal *j)
     free (j->lines);
     json_decref (j->start);
     size_t pos = 0;
-    for (struct place *w; (w = idmap_next (j->waiting, &pos));)
+    for (struct place *w; (w = idmap_next (j->waiting, &pos));) {
+        free (w->request);
         free (w);
+    }
     idmap_destroy (j->waiting);
     journal_mark_close (j->mark);
     free (j);
@@ -155,10 +154,9 @@ static void maybe_compact (struct journal *j)
     /* before the restore there is nothing to compact from */
     if (!j->book)
         return;
-    /* A compaction rewrites the waiting requests (and places) too: counted
-     * as live, so that a long queue does not compact at every record. */
-    size_t live = lease_book_count (j->book) + idmap_count (j->waiting)
-                  + (size_t) j->nplaces;
+    /* A compaction rewrites the waiting requests too: counted as live, so
+     * that a long queue does not compact at every record. */
+    size_t live = lease_book_count (j->book) + idmap_count (j->waiting);
     if (j->compact_ev && j->records >= j->retry
         && j->records > j->cfg.max_records
         && (size_t) j->records > JOURNAL_COMPACT_FACTOR * (live + 1))
@@ -234,23 +232,18 @@ static char *grant_line (struct journal *j, const struct lease *ls,
     return line;
 }
 
-static json_t *wait_record (uint64_t id, double since, pid_t pid,
-                            uint64_t start, uid_t uid)
+static char *wait_line (const struct place *w, size_t *len)
 {
-    return json_pack ("{s:s s:I s:f s:i s:I s:I}", "op", "wait", "id",
-                      (json_int_t) id, "time", since, "peer_pid", (int) pid,
-                      "peer_start", (json_int_t) start, "uid",
-                      (json_int_t) uid);
+    return wait_record_line (w->wait_id, w->since, (int) w->pid, w->start,
+                             (int) w->uid, w->request, len);
 }
 
-static int put_wait (FILE *f, uint64_t id, double since, pid_t pid,
-                     uint64_t start, uid_t uid)
+static int put_wait (FILE *f, const struct place *w)
 {
-    json_t *rec = wait_record (id, since, pid, start, uid);
-    char *line = rec ? proto_line (rec) : NULL;
-    int rc = line && fputs (line, f) >= 0 ? 0 : -1;
+    size_t len = 0;
+    char *line = wait_line (w, &len);
+    int rc = line && fwrite (line, 1, len, f) == len ? 0 : -1;
     free (line);
-    json_decref (rec);
     return rc;
 }
 
@@ -355,20 +348,9 @@ static int compact (struct journal *j, const struct lease *skip,
         }
         k++;
     }
-    /* the requests still waiting, and places not taken back yet */
+    /* the requests still waiting (restored ones included) */
     for (size_t i = 0; i < nw; i++) {
-        const struct place *w = idmap_get (j->waiting, waits[i]);
-        if (put_wait (f, w->wait_id, w->since, w->pid, w->start,
-                      w->uid) < 0) {
-            errprintf (err, "out of memory recording a waiting request");
-            goto done;
-        }
-        k++;
-    }
-    for (int i = 0; i < j->nplaces; i++) {
-        const struct place *pl = &j->places[i];
-        if (put_wait (f, pl->wait_id, pl->since, pl->pid, pl->start,
-                      pl->uid) < 0) {
+        if (put_wait (f, idmap_get (j->waiting, waits[i])) < 0) {
             errprintf (err, "out of memory recording a waiting request");
             goto done;
         }
@@ -439,17 +421,24 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
 static int add_waiting (struct journal *j, const struct place *w)
 {
     struct place *copy = malloc (sizeof (*copy));
-    if (!copy || idmap_put (j->waiting, w->wait_id, copy) < 0) {
+    char *request = w->request ? strdup (w->request) : NULL;
+    if (!copy || (w->request && !request)
+        || idmap_put (j->waiting, w->wait_id, copy) < 0) {
         free (copy);
+        free (request);
         return -1;
     }
     *copy = *w;
+    copy->request = request;
     return 0;
 }
 
 static void drop_waiting (struct journal *j, uint64_t id)
 {
-    free (idmap_remove (j->waiting, id));
+    struct place *w = idmap_remove (j->waiting, id);
+    if (w)
+        free (w->request);
+    free (w);
 }
 
 /* What becomes of a grant that cannot be recorded: berthd hands out
@@ -585,18 +574,21 @@ int journal_placed (struct journal *j, const struct lease *ls,
     return 0;
 }
 
-/* Append a record that only orders the queue: one that cannot be written
- * costs a request its place in a restart, nothing held. */
-static int append_quiet (struct journal *j, json_t *rec, const char *what)
+/* Append a record that only orders the queue (line stolen): one that
+ * cannot be written costs a request its place in a restart, nothing held. */
+static int append_quiet (struct journal *j, char *line, size_t len,
+                         const char *what)
 {
     berth_error_t err;
     bool torn = false;
-    if (!rec) {
+    if (!line) {
         log_msg (LOG_WARNING, "out of memory journaling %s", what);
         return -1;
     }
-    if (journal_append (j->fd, j->path, &j->size, rec,
-                        &torn, &err) < 0) {
+    int rc = journal_append_line (j->fd, j->path, &j->size, line, len, &torn,
+                                  &err);
+    free (line);
+    if (rc < 0) {
         if (torn)
             j->dirty = true;
         log_msg (LOG_WARNING, "%s is unrecorded: %s", what, err.text);
@@ -607,19 +599,24 @@ static int append_quiet (struct journal *j, json_t *rec, const char *what)
 }
 
 uint64_t journal_wait (struct journal *j, double since, pid_t pid,
-                       uint64_t start, uid_t uid)
+                       uint64_t start, uid_t uid, const char *request,
+                       size_t request_len)
 {
     if (j->fd < 0)
         return 0;
-    struct place w = { j->next_wait, since, pid, start, uid };
+    char *text = request ? strndup (request, request_len) : NULL;
+    struct place w = { j->next_wait, since, pid, start, uid, text };
     /* kept before it is written, so that a failure leaves nothing behind */
-    if (add_waiting (j, &w) < 0) {
+    if ((request && !text) || add_waiting (j, &w) < 0) {
+        free (text);
         log_msg (LOG_WARNING, "out of memory journaling a waiting request");
         return 0;
     }
     j->next_wait++;
-    if (append_quiet (j, wait_record (w.wait_id, since, pid, start, uid),
-                      "a waiting request") < 0) {
+    size_t len = 0;
+    char *line = wait_line (&w, &len);
+    free (text);
+    if (append_quiet (j, line, len, "a waiting request") < 0) {
         drop_waiting (j, w.wait_id);
         return 0;
     }
@@ -628,10 +625,13 @@ uint64_t journal_wait (struct journal *j, double since, pid_t pid,
 
 static void unwait_id (struct journal *j, uint64_t id)
 {
-    if (j->fd >= 0)
-        append_quiet (j, json_pack ("{s:s s:I s:f}", "op", "unwait", "id",
-                                    (json_int_t) id, "time", now_wall ()),
-                      "the end of a wait");
+    if (j->fd < 0)
+        return;
+    json_t *rec = json_pack ("{s:s s:I s:f}", "op", "unwait", "id",
+                             (json_int_t) id, "time", now_wall ());
+    char *line = rec ? proto_line (rec) : NULL;
+    json_decref (rec);
+    append_quiet (j, line, line ? strlen (line) : 0, "the end of a wait");
 }
 
 void journal_unwait (struct journal *j, uint64_t wait_id)
@@ -642,62 +642,13 @@ void journal_unwait (struct journal *j, uint64_t wait_id)
     unwait_id (j, wait_id);
 }
 
-static void drop_place (struct journal *j, int i)
-{
-    memmove (j->places + i, j->places + i + 1,
-             (size_t) (j->nplaces - i - 1) * sizeof (*j->places));
-    j->nplaces--;
-}
-
-int journal_take_place (struct journal *j, pid_t pid, uid_t uid,
-                        uint64_t start, struct place *out)
-{
-    int best = -1;
-    for (int i = 0; i < j->nplaces; i++) {
-        const struct place *pl = &j->places[i];
-        /* the same process: pid and uid, and its start time where both
-         * are known */
-        if (pl->pid != pid || pl->uid != uid
-            || (pl->start && start && pl->start != start))
-            continue;
-        if (best < 0 || pl->since < j->places[best].since)
-            best = i;
-    }
-    if (best < 0)
-        return -1;
-    /* from now on the request's, as one of this process waiting (since:
-     * the earlier of then and now, as the request takes it) */
-    struct place w = j->places[best];
-    double now = now_wall ();
-    w.since = w.since < now ? w.since : now;
-    w.start = start;
-    if (add_waiting (j, &w) < 0)
-        return -1;
-    *out = j->places[best];
-    drop_place (j, best);
-    return 0;
-}
-
-static void places_cb (evutil_socket_t fd, short what, void *arg)
-{
-    (void) fd;
-    (void) what;
-    struct journal *j = arg;
-    if (j->nplaces)
-        log_msg (LOG_INFO, "%d waiting requests from before the restart were "
-                 "not sent again within %.0f s: their places are dropped",
-                 j->nplaces, j->cfg.reclaim_grace);
-    while (j->nplaces > 0) {
-        unwait_id (j, j->places[j->nplaces - 1].wait_id);
-        j->nplaces--;
-    }
-}
-
-/* The journal's waiting requests as places for their processes to take
- * back; those whose process is gone are ended now. */
+/* The journal's waiting requests, for the queue to put back in their
+ * places: those whose process is gone, or that were journaled without
+ * their request (by an older berthd), end now. Each one kept waits again
+ * under its wait id from now on. */
 static int restore_places (struct journal *j, berth_error_t *err)
 {
-    size_t i, n = j->wait_recs ? json_array_size (j->wait_recs) : 0;
+    size_t i, n = j->wait_recs ? json_array_size (j->wait_recs) : 0, bare = 0;
     json_t *rec;
     if (n == 0)
         return 0;
@@ -706,28 +657,50 @@ static int restore_places (struct journal *j, berth_error_t *err)
     json_array_foreach (j->wait_recs, i, rec) {
         json_int_t id, pid, start, uid;
         double since;
-        json_unpack (rec, "{s:I s:f s:I s:I s:I}", "id", &id, "time", &since,
-                     "peer_pid", &pid, "peer_start", &start, "uid", &uid);
+        json_t *req = NULL;
+        json_unpack (rec, "{s:I s:f s:I s:I s:I s?o}", "id", &id, "time",
+                     &since, "peer_pid", &pid, "peer_start", &start, "uid",
+                     &uid, "request", &req);
         uint64_t now_start;
         bool gone = pid <= 0 || (kill ((pid_t) pid, 0) < 0 && errno == ESRCH)
                     || (start && pidstart_read ((pid_t) pid, &now_start) == 0
                         && now_start != (uint64_t) start);
-        if (gone) {
+        if (gone || !req) {
+            bare += !gone;
             unwait_id (j, (uint64_t) id);
             continue;
         }
-        j->places[j->nplaces++] = (struct place) {
-            (uint64_t) id, since, (pid_t) pid, (uint64_t) start, (uid_t) uid };
+        struct place pl = { (uint64_t) id, since, (pid_t) pid,
+                            (uint64_t) start, (uid_t) uid,
+                            json_dumps (req, JSON_COMPACT) };
+        if (!pl.request || add_waiting (j, &pl) < 0) {
+            free (pl.request);
+            return errprintf (err, "out of memory");
+        }
+        j->places[j->nplaces++] = pl;
     }
-    struct timeval tv = seconds_tv (j->cfg.reclaim_grace);
-    if (j->nplaces && (!(j->places_ev = evtimer_new (j->base, places_cb, j))
-                       || evtimer_add (j->places_ev, &tv) < 0))
-        return errprintf (err, "out of memory");
-    if (j->nplaces)
-        log_msg (LOG_NOTICE, "%d requests waited when berthd went away: their "
-                 "processes have %.0f s to send them again and take back "
-                 "their places", j->nplaces, j->cfg.reclaim_grace);
+    if (bare)
+        log_msg (LOG_WARNING, "%zu requests waited when berthd went away, "
+                 "journaled without their requests (by an older berthd): "
+                 "they lose their places, and wait again from when their "
+                 "processes send them again", bare);
     return 0;
+}
+
+const struct place *journal_restored_places (const struct journal *j,
+                                             size_t *n)
+{
+    *n = j->nplaces;
+    return j->places;
+}
+
+void journal_forget_restored (struct journal *j)
+{
+    for (size_t i = 0; i < j->nplaces; i++)
+        free (j->places[i].request);
+    free (j->places);
+    j->places = NULL;
+    j->nplaces = 0;
 }
 
 /* ---- the ledger's nodes ---- */

@@ -22,14 +22,17 @@
 #include "lease_watch.h"
 #include "ledger.h"
 
-/* A request that waited when berthd went away, as the journal recorded it:
- * an acquire with "resume" from the same process takes its place back. */
+/* A request that waits, as the journal records it: by its process's
+ * identity, with the acquire request as its client sent it, so that after a
+ * restart the queue puts it back in its place (reserving as any waiter's
+ * does) until that process sends it again. */
 struct place {
     uint64_t wait_id;
     double since;                 /* wall clock */
     pid_t pid;
     uint64_t start;               /* 0: unknown */
     uid_t uid;
+    char *request;                /* the request line's JSON (owned) */
 };
 
 struct journal_config {
@@ -86,13 +89,16 @@ int journal_grant (struct journal *j, const struct lease *ls,
  * it could not be: it then only loses its place in a restart); and one
  * that left the queue ungranted (wait_id 0: nothing). */
 uint64_t journal_wait (struct journal *j, double since, pid_t pid,
-                       uint64_t start, uid_t uid);
+                       uint64_t start, uid_t uid, const char *request,
+                       size_t request_len);
 void journal_unwait (struct journal *j, uint64_t wait_id);
-/* The place of a process's earliest request that waited when berthd went
- * away, taken (0: it is that request's from now on), or -1 when it has
- * none. start: the process's start time, 0 when unknown. */
-int journal_take_place (struct journal *j, pid_t pid, uid_t uid,
-                        uint64_t start, struct place *out);
+/* The requests that waited when berthd went away and still may (their
+ * processes live), restored by journal_restore_leases in wait id order: each
+ * waits again under its wait id (journal_unwait ends it). Valid until
+ * journal_forget_restored, which the queue calls once it has them. */
+const struct place *journal_restored_places (const struct journal *j,
+                                             size_t *n);
+void journal_forget_restored (struct journal *j);
 /* Fails when the release could not be recorded (the journal is then
  * rewritten before the next grant). time: the release's wall clock as
  * json_real_text writes it. */

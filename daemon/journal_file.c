@@ -332,6 +332,11 @@ static int take_record (struct reader *r, json_t *rec, int lineno,
             return errprintf (why, "a wait record needs a positive integer id, "
                               "a time, and peer_pid, peer_start and uid (at "
                               "least 0)");
+        json_t *req = json_object_get (rec, "request");
+        if (req && !json_is_object (req))
+            return errprintf (why, "wait %lld has a \"request\" that is not "
+                              "an object (the acquire request as sent)",
+                              (long long) id);
         struct live_entry *ent = malloc (sizeof (*ent));
         if (idmap_get (r->waits, (uint64_t) id)) {
             free (ent);

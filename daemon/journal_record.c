@@ -125,6 +125,29 @@ char *placed_record_line (uint64_t id, const char *time,
     return json_text_end_line (&b, len);
 }
 
+char *wait_record_line (uint64_t id, double since, int pid, uint64_t start,
+                        int uid, const char *request, size_t *len)
+{
+    struct text_buf b = { 0 };
+    char x[40];
+    json_real_text (since, x, sizeof (x));
+    text_buf_puts (&b, "{\"op\":\"wait\",\"id\":");
+    text_buf_int (&b, (long long) id);
+    text_buf_puts (&b, ",\"time\":");
+    text_buf_puts (&b, x);
+    text_buf_puts (&b, ",\"peer_pid\":");
+    text_buf_int (&b, pid);
+    text_buf_puts (&b, ",\"peer_start\":");
+    text_buf_int (&b, (long long) start);
+    text_buf_puts (&b, ",\"uid\":");
+    text_buf_int (&b, uid);
+    if (request) {
+        text_buf_puts (&b, ",\"request\":");
+        text_buf_puts (&b, request);
+    }
+    return json_text_end_line (&b, len);
+}
+
 char *release_record_line (uint64_t id, const char *time, const char *reason,
                            size_t *len)
 {

@@ -51,6 +51,14 @@ void placed_member_text (struct text_buf *b, const struct placement *p);
 char *placed_record_line (uint64_t id, const char *time,
                           const struct placement *p, size_t *len);
 
+/* The journal's wait record {"op":"wait","id":..,"time":..,"peer_pid":..,
+ * "peer_start":..,"uid":..,"request":{..}}: a request that waits, by its
+ * process's identity, with the acquire request as its client sent it (one
+ * JSON object, spliced in as it is; NULL: not written), so that a restart
+ * can put it back in its place before its client sends it again. */
+char *wait_record_line (uint64_t id, double since, int pid, uint64_t start,
+                        int uid, const char *request, size_t *len);
+
 /* The journal's release record {"op":"release","id":..,"time":..,
  * "reason":..} as a line; time as json_real_text writes it. */
 char *release_record_line (uint64_t id, const char *time, const char *reason,

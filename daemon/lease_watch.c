@@ -125,6 +125,15 @@ void lease_watch_stop (struct lease_watch *w, uint64_t id)
         free_watched (x);
 }
 
+void lease_watch_end_grace (struct lease_watch *w, uint64_t id)
+{
+    struct watched *x = idmap_get (w->leases, id);
+    if (x && x->grace_ev) {
+        event_free (x->grace_ev);
+        x->grace_ev = NULL;
+    }
+}
+
 bool lease_watch_in_grace (const struct lease_watch *w, uint64_t id)
 {
     const struct watched *x = idmap_get (w->leases, id);

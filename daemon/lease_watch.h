@@ -51,6 +51,9 @@ int lease_watch_holder (struct lease_watch *w, uint64_t id, pid_t pid,
  * holder that cannot be watched reclaims it in that time). 0, or -1 when
  * out of memory (nothing armed). */
 int lease_watch_grace (struct lease_watch *w, uint64_t id, double seconds);
+/* Stop only lease id's grace (its holder took it back; a detached lease
+ * keeps its ttl and owner watches). */
+void lease_watch_end_grace (struct lease_watch *w, uint64_t id);
 /* Whether lease id waits out a reclaim grace. */
 bool lease_watch_in_grace (const struct lease_watch *w, uint64_t id);
 /* Stop every watch of lease id (it ended, or was reclaimed). */

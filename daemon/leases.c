@@ -188,9 +188,9 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
                                "recording a lease");
     }
     ls->detached = p->acq.detach;
-    ls->peer_pid = p->client->pid;
-    ls->peer_start = client_start (p->client);
-    ls->uid = p->client->uid;
+    ls->peer_pid = p->pid;
+    ls->peer_start = p->start;
+    ls->uid = p->uid;
     ls->owner_pid = p->acq.owner_pid;
     ls->owner_start = p->owner_start;
     ls->granted = now_wall ();
@@ -227,7 +227,8 @@ int lease_grant (struct berthd *d, struct waiter *p, uint64_t id,
                         "lease");
         goto fail;
     }
-    if (!ls->detached && lease_book_bind (d->book, id, p->client, &why) < 0) {
+    if (!ls->detached && p->client
+        && lease_book_bind (d->book, id, p->client, &why) < 0) {
         errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory recording a "
                         "lease");
         goto fail;

@@ -22,7 +22,9 @@ struct waiter;
 bool lease_local_launched (const struct berthd *d, const struct lease *ls);
 /* Record the ledger's grant lease_id for w: its lease, launch, journal
  * record and event; the reply line in *reply (NULL when it cannot be
- * encoded). -1: refused (the ledger's grant is given back). */
+ * encoded). A connection-bound lease is bound to w's client; a restored
+ * waiter's (no client) is left for its process to take back. -1: refused
+ * (the ledger's grant is given back). */
 int lease_grant (struct berthd *d, struct waiter *w, uint64_t lease_id,
                  char **reply, size_t *reply_len, berth_error_t *err);
 void lease_end (struct berthd *d, struct lease *ls, const char *reason);

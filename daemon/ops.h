@@ -33,6 +33,8 @@ struct client {
     void (*answer) (struct client *cl, char *line, size_t len);
     struct waiter *waiter;        /* the acquire it waits on, if any; which
                                      leases it holds, the lease book knows */
+    const char *line;             /* the request line being served (during */
+    size_t line_len;              /* ops_serve only) */
 };
 
 /* The client's start time, read the first time it is needed (0: unknown). */
@@ -61,6 +63,12 @@ enum op_result ops_serve (struct berthd *d, struct client *cl,
 /* The client went away: its waiting request is dropped and its
  * connection-bound leases end. */
 void ops_client_gone (struct berthd *d, struct client *cl);
+/* At start, once the leases are restored: the requests that waited when
+ * berthd went away are put back in the queue in their places, reserving as
+ * any waiter does, until their processes send them again (one that fits
+ * now is granted, and its lease kept for that process) or the reclaim
+ * grace is over. */
+int ops_restore_waits (struct berthd *d, berth_error_t *err);
 /* A drain (force: end every lease now). */
 void ops_shutdown (struct berthd *d, bool force);
 

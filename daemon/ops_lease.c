@@ -63,6 +63,11 @@ static int answer_again (struct berthd *d, struct client *cl,
         || lease_env (d, ls, &err) < 0
         || (!ls->detached && lease_rebind (d, cl, ls, &err) < 0))
         return 0;
+    if (ls->detached && ls->reclaim_by >= 0) {
+        /* granted to a restored request: its requester is back */
+        lease_watch_end_grace (d->watch, ls->id);
+        ls->reclaim_by = -1;
+    }
     log_msg (LOG_INFO, "%s answers a request sent again after the restart "
              "(its reply was lost)", ls->name);
     struct proto_lease pl;
@@ -131,12 +136,82 @@ static void waiter_done (struct waiter *w, uint64_t lease,
     cl->answer (cl, line, len);
 }
 
+/* A waiter for acquire a (its step moved into it), once the request's own
+ * checks pass: the owner process, the cut to fit, the job's end and the
+ * launcher. NULL with err (its code the reply's) when it is refused. */
+static struct waiter *waiter_make (struct berthd *d, struct proto_acquire *a,
+                                   json_t *id, berth_error_t *err)
+{
+    struct step_shape shape;
+    char warn[512] = "";
+    if (a->owner_pid > 0 && process_gone (a->owner_pid))
+        return errprintf_code (err, PROTO_ERR_INVALID_REQUEST, "acquire: "
+                               "owner_pid %d is not a running process",
+                               a->owner_pid), NULL;
+    /* who the owner is now: a pid given to a later process is not it */
+    uint64_t owner_start = 0;
+    if (a->owner_pid > 0 && pidstart_read (a->owner_pid, &owner_start) < 0)
+        owner_start = 0;
+    if (step_cut_to_fit (&a->step, &d->capacity, &shape, warn, sizeof (warn),
+                         err) < 0) {
+        events_emit (d->events, proto_event_refused (now_wall (),
+                                                     a->step.label, err));
+        err->code = cut_code (err->code);
+        return NULL;
+    }
+    if (warn[0])
+        log_msg (LOG_INFO, "%s", warn);
+    if (jobend_admit (d->jobend, a, warn, sizeof (warn), err) < 0) {
+        events_emit (d->events, proto_event_refused (now_wall (),
+                                                     a->step.label, err));
+        err->code = PROTO_ERR_UNSATISFIABLE;
+        return NULL;
+    }
+    if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE)
+        return errprintf_code (err, PROTO_ERR_UNSATISFIABLE, "this machine's "
+                               "launcher (%s) cannot place a step on given "
+                               "cores, so berthd cannot render its launch; run "
+                               "it as a local step, or acquire without argv",
+                               d->caps.desc), NULL;
+    struct waiter *w = calloc (1, sizeof (*w));
+    if (!w)
+        return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory"), NULL;
+    w->record = waiter_record;
+    w->arg = d;
+    w->id = json_incref (id);
+    w->acq = *a;
+    a->step.label = NULL;     /* moved into w */
+    a->step.argv = NULL;
+    w->shape = shape;
+    w->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
+    w->since = now_wall ();
+    w->owner_start = owner_start;
+    return w;
+}
+
+/* Sent again after a restart: its place is the one berthd recorded for
+ * this process (never a time the client states), held meanwhile by the
+ * restored waiter it takes over; none: a new arrival. */
+static void take_back_place (struct berthd *d, struct client *cl,
+                             struct waiter *w)
+{
+    struct waiter *r = queue_take_restored (d->queue, cl->pid, cl->uid,
+                                            client_start (cl), w->id);
+    if (!r)
+        return;
+    w->wait_id = r->wait_id;
+    r->wait_id = 0;           /* the request's wait from now on */
+    w->resumed = true;
+    w->since = r->since < w->since ? r->since : w->since;
+    queue_free_waiter (d->queue, r);
+    log_msg (LOG_INFO, "a request of pid %d takes back its place from "
+             "%.1f s ago", (int) cl->pid, now_wall () - w->since);
+}
+
 OP_HANDLER (acquire)
 {
     struct proto_acquire *a = &req->acquire;
-    struct step_shape shape;
     berth_error_t err;
-    char warn[512] = "";
     if (d->draining)
         return op_error (out, req->id, PROTO_ERR_SHUTTING_DOWN, "berthd is "
                          "shutting down; no new leases");
@@ -150,57 +225,22 @@ OP_HANDLER (acquire)
                          (int) lease_book_held (d->book, cl));
     if (a->resume && answer_again (d, cl, req, out))
         return OP_ANSWERED;
-    if (a->owner_pid > 0 && process_gone (a->owner_pid))
-        return op_error (out, req->id, PROTO_ERR_INVALID_REQUEST, "acquire: "
-                         "owner_pid %d is not a running process", a->owner_pid);
-    /* who the owner is now: a pid given to a later process is not it */
-    uint64_t owner_start = 0;
-    if (a->owner_pid > 0 && pidstart_read (a->owner_pid, &owner_start) < 0)
-        owner_start = 0;
-    if (step_cut_to_fit (&a->step, &d->capacity, &shape, warn, sizeof (warn),
-                         &err) < 0) {
-        events_emit (d->events, proto_event_refused (now_wall (), a->step.label, &err));
-        return op_error (out, req->id, cut_code (err.code), "%s", err.text);
-    }
-    if (warn[0])
-        log_msg (LOG_INFO, "%s", warn);
-    if (jobend_admit (d->jobend, a, warn, sizeof (warn), &err) < 0) {
-        events_emit (d->events, proto_event_refused (now_wall (), a->step.label, &err));
-        return op_error (out, req->id, PROTO_ERR_UNSATISFIABLE, "%s", err.text);
-    }
-    if (a->step.argv && !shape.local && d->caps.placement == PLACEMENT_NONE)
-        return op_error (out, req->id, PROTO_ERR_UNSATISFIABLE, "this machine's "
-                         "launcher (%s) cannot place a step on given cores, so "
-                         "berthd cannot render its launch; run it as a local "
-                         "step, or acquire without argv", d->caps.desc);
-    struct waiter *w = calloc (1, sizeof (*w));
+    struct waiter *w = waiter_make (d, a, req->id, &err);
     if (!w)
-        return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory");
+        return op_error (out, req->id, err.code, "%s", err.text);
     w->client = cl;
+    w->pid = cl->pid;
+    w->uid = cl->uid;
+    w->start = client_start (cl);
+    w->line = cl->line;
+    w->line_len = cl->line_len;
     w->done = waiter_done;
-    w->record = waiter_record;
-    w->arg = d;
-    w->id = json_incref (req->id);
-    w->acq = *a;
-    a->step.label = NULL;     /* moved into w */
-    a->step.argv = NULL;
-    w->shape = shape;
-    w->layout = shape.local ? LEDGER_CPU_BINDING : d->layout;
-    w->since = now_wall ();
-    w->owner_start = owner_start;
-    /* Sent again after a restart: its place is the one berthd recorded for
-     * this process (never a time the client states); none: a new arrival. */
-    struct place pl;
-    if (a->resume && journal_take_place (d->journal, cl->pid, cl->uid,
-                                         client_start (cl), &pl) == 0) {
-        w->wait_id = pl.wait_id;
-        w->resumed = true;
-        w->since = pl.since < w->since ? pl.since : w->since;
-        log_msg (LOG_INFO, "a request of pid %d takes back its place from "
-                 "%.1f s ago", (int) cl->pid, now_wall () - w->since);
-    }
+    if (a->resume)
+        take_back_place (d, cl, w);
     uint64_t lease = 0;
-    switch (queue_submit (d->queue, w, &lease, &err)) {
+    enum queue_outcome o = queue_submit (d->queue, w, &lease, &err);
+    w->line = NULL;
+    switch (o) {
     case QUEUE_WAITS:
         cl->waiter = w;
         return OP_WAITS;
@@ -219,6 +259,117 @@ OP_HANDLER (acquire)
     }
     queue_free_waiter (d->queue, w);
     return OP_ANSWERED;
+}
+
+/* ---- requests that waited when berthd went away ---- */
+
+/* A restored waiter was granted (lease: 0 when its grant failed): the
+ * lease is kept for its process, which sends the request again (resume)
+ * and is answered with it, as with a grant whose reply a crash swallowed;
+ * it ends if that process exits, or has not come back by the end of the
+ * reclaim grace. */
+static void restored_granted (struct berthd *d, struct waiter *w,
+                              uint64_t lease)
+{
+    struct lease *ls = lease ? lease_book_find (d->book, lease) : NULL;
+    if (!ls) {
+        log_msg (LOG_INFO, "the request of pid %d from before the restart "
+                 "could not be granted (its \"refused\" event says why)",
+                 (int) w->pid);
+        return;
+    }
+    double left = d->restored_until - now_mono ();
+    ls->reclaim_by = now_wall () + (left > 0 ? left : 0);
+    int gone = 0;
+    if (lease_watch_grace (d->watch, ls->id, left > 0 ? left : 0) < 0
+        || (!ls->detached && (gone = lease_watch_holder (d->watch, ls->id,
+                                                          w->pid, w->start))
+                             < 0))
+        log_msg (LOG_ERR, "could not watch %s's requester (pid %d): it ends "
+                 "only when released", ls->name, (int) w->pid);
+    log_msg (LOG_INFO, "%s goes to the request of pid %d that waited before "
+             "the restart, in its place: kept for it until it sends the "
+             "request again (%.0f s at most)", ls->name, (int) w->pid,
+             left > 0 ? left : 0);
+    if (gone == 1)
+        lease_end (d, ls, "disconnected");
+}
+
+/* The queue's later word on a restored waiter. */
+static void restored_done (struct waiter *w, uint64_t lease,
+                           const berth_error_t *err)
+{
+    struct berthd *d = w->arg;
+    if (lease && !w->recorded) {
+        char *line = NULL;
+        size_t len;
+        berth_error_t e;
+        if (lease_grant (d, w, lease, &line, &len, &e) < 0)
+            lease = 0;
+        free (line);
+    }
+    if (lease)
+        restored_granted (d, w, lease);
+    else
+        log_msg (LOG_INFO, "the request of pid %d from before the restart "
+                 "is refused while it is away: %s", (int) w->pid,
+                 err ? err->text : "its grant failed");
+    queue_free_waiter (d->queue, w);
+}
+
+/* One request from the journal put back in its place. */
+static void restore_wait (struct berthd *d, const struct place *pl)
+{
+    struct proto_request req;
+    berth_error_t err;
+    uint64_t lease = 0;
+    struct waiter *w = NULL;
+    if (proto_decode_request (pl->request, strlen (pl->request), &req,
+                              &err) < 0
+        || (req.op != PROTO_ACQUIRE
+            && errprintf (&err, "it is not an acquire") < 0)
+        || !(w = waiter_make (d, &req.acquire, req.id, &err))) {
+        log_msg (LOG_WARNING, "the request of pid %d that waited before the "
+                 "restart loses its place: %s", (int) pl->pid, err.text);
+        journal_unwait (d->journal, pl->wait_id);
+        proto_request_free (&req);
+        return;
+    }
+    proto_request_free (&req);
+    w->pid = pl->pid;
+    w->uid = pl->uid;
+    w->start = pl->start;
+    w->done = restored_done;
+    w->restored = true;
+    w->resumed = true;
+    w->wait_id = pl->wait_id;
+    w->since = pl->since < w->since ? pl->since : w->since;
+    switch (queue_submit (d->queue, w, &lease, &err)) {
+    case QUEUE_WAITS:
+        return;
+    case QUEUE_GRANTED:
+        restored_done (w, lease, NULL);
+        return;
+    case QUEUE_REFUSED:
+        restored_done (w, 0, &err);
+        return;
+    }
+}
+
+int ops_restore_waits (struct berthd *d, berth_error_t *err)
+{
+    size_t n;
+    const struct place *pl = journal_restored_places (d->journal, &n);
+    d->restored_until = now_mono () + d->cfg.reclaim_grace;
+    for (size_t i = 0; i < n; i++)
+        restore_wait (d, &pl[i]);
+    journal_forget_restored (d->journal);
+    if (n)
+        log_msg (LOG_NOTICE, "%zu requests waited when berthd went away: "
+                 "they are back in their places (%d wait), and their "
+                 "processes have %.0f s to send them again", n,
+                 queue_waiting (d->queue), d->cfg.reclaim_grace);
+    return queue_restored_until (d->queue, d->cfg.reclaim_grace, err);
 }
 
 OP_HANDLER (release)

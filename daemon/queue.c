@@ -10,6 +10,7 @@
 #include <syslog.h>
 
 #include "berthd.h"
+#include "idmap.h"
 #include "ops.h"
 #include "queue.h"
 
@@ -26,6 +27,11 @@ struct queue {
     char held_why[1200];
     struct event *retry_ev;
     bool retrying;                /* the retry's round: it may grant */
+    /* Restored waiters (put back from the journal after a restart) by pid,
+     * each a chain through same_pid, until their processes send them again
+     * or the reclaim grace is over. */
+    struct idmap *restored;
+    struct event *restored_ev;
 };
 
 #define QUEUE_HELD_RETRY_S 1.0
@@ -42,7 +48,12 @@ struct queue *queue_create (struct berthd *d, berth_error_t *err)
     if (!q)
         return errprintf (err, "out of memory"), NULL;
     q->d = d;
+    if (!(q->restored = idmap_create ())) {
+        free (q);
+        return errprintf (err, "out of memory"), NULL;
+    }
     if (!(q->wq = waitqueue_create (d->ledger, &qc, err))) {
+        idmap_destroy (q->restored);
         free (q);
         return NULL;
     }
@@ -62,14 +73,47 @@ void queue_destroy (struct queue *q)
         event_free (q->sched_ev);
     if (q->retry_ev)
         event_free (q->retry_ev);
+    if (q->restored_ev)
+        event_free (q->restored_ev);
+    idmap_destroy (q->restored);
     waitqueue_destroy (q->wq);
     free (q);
+}
+
+/* ---- restored waiters, by pid ---- */
+
+static int restored_add (struct queue *q, struct waiter *w)
+{
+    w->same_pid = idmap_get (q->restored, (uint64_t) w->pid);
+    return idmap_put (q->restored, (uint64_t) w->pid, w);
+}
+
+static void restored_drop (struct queue *q, struct waiter *w)
+{
+    struct waiter *head = idmap_get (q->restored, (uint64_t) w->pid);
+    struct waiter **at = &head;
+    while (*at && *at != w)
+        at = &(*at)->same_pid;
+    if (!*at)
+        return;
+    bool was_head = at == &head;
+    *at = w->same_pid;
+    w->same_pid = NULL;
+    if (!was_head)
+        return;
+    /* removed first, so that putting the new head back cannot grow the
+     * map (and fail) */
+    idmap_remove (q->restored, (uint64_t) w->pid);
+    if (head)
+        idmap_put (q->restored, (uint64_t) w->pid, head);
 }
 
 void queue_free_waiter (struct queue *q, struct waiter *w)
 {
     if (!w)
         return;
+    if (w->restored)
+        restored_drop (q, w);
     if (w->wait_id)
         journal_unwait (q->d->journal, w->wait_id);
     if (w->timer)
@@ -429,8 +473,13 @@ enum queue_outcome queue_submit (struct queue *q, struct waiter *w,
     }
     /* it waits: journaled, so that a restart can give its place back */
     if (!w->wait_id)
-        w->wait_id = journal_wait (d->journal, w->since, w->client->pid,
-                                   client_start (w->client), w->client->uid);
+        w->wait_id = journal_wait (d->journal, w->since, w->pid, w->start,
+                                   w->uid, w->line, w->line_len);
+    if (w->restored && restored_add (q, w) < 0) {
+        unlink_waiter (q, w);
+        return errprintf_code (err, PROTO_ERR_INTERNAL, "out of memory "
+                               "queueing the request"), QUEUE_REFUSED;
+    }
     events_emit (d->events, proto_event_waited (now_wall (), w->acq.step.label,
                                         entry_of (q, w->ticket, &info) == 0
                                         ? info.position : 0, reason));
@@ -468,4 +517,87 @@ void queue_refuse_all (struct queue *q, const char *code, const char *msg)
     errprintf_code (&e, code, "%s", msg);
     while (q->waiters)
         refuse_late (q, q->waiters, &e);
+}
+
+/* ---- restored waiters: taken back, or dropped after the grace ---- */
+
+struct waiter *queue_take_restored (struct queue *q, pid_t pid, uid_t uid,
+                                    uint64_t start, const json_t *id)
+{
+    struct waiter *best = NULL;
+    if (pid <= 0)
+        return NULL;
+    for (struct waiter *w = idmap_get (q->restored, (uint64_t) pid); w;
+         w = w->same_pid) {
+        /* the same process: its uid, and its start time where both are
+         * known */
+        if (w->uid != uid || (w->start && start && w->start != start))
+            continue;
+        bool same_id = id && json_equal (w->id, id);
+        if (!best || (same_id && !json_equal (best->id, id))
+            || (same_id == (id && json_equal (best->id, id))
+                && w->since < best->since))
+            best = w;
+    }
+    if (best) {
+        restored_drop (q, best);
+        best->restored = false;
+        unlink_waiter (q, best);
+    }
+    return best;
+}
+
+static void restored_over (evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    struct queue *q = arg;
+    size_t n = 0, pos = 0, cap = 16;
+    struct waiter **all = malloc (cap * sizeof (*all));
+    /* gathered first: the map changes as each goes */
+    for (struct waiter *w; all && (w = idmap_next (q->restored, &pos));)
+        for (; w && all; w = w->same_pid) {
+            if (n == cap) {
+                struct waiter **more = realloc (all, 2 * cap * sizeof (*all));
+                if (!more) {
+                    free (all);
+                    all = NULL;
+                    break;
+                }
+                all = more;
+                cap *= 2;
+            }
+            all[n++] = w;
+        }
+    if (!all) {
+        log_msg (LOG_ERR, "out of memory dropping the places of requests "
+                 "not sent again after the restart; tried again in 1 s");
+        struct timeval tv = seconds_tv (1);
+        evtimer_add (q->restored_ev, &tv);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unlink_waiter (q, all[i]);
+        queue_free_waiter (q, all[i]);
+    }
+    free (all);
+    if (n) {
+        log_msg (LOG_INFO, "%zu requests that waited before the restart were "
+                 "not sent again within %.0f s: their places are dropped", n,
+                 q->d->cfg.reclaim_grace);
+        queue_schedule_soon (q);
+        notify_status_soon (q->d->notify);
+    }
+}
+
+int queue_restored_until (struct queue *q, double seconds, berth_error_t *err)
+{
+    struct timeval tv = seconds_tv (seconds);
+    if (!idmap_count (q->restored))
+        return 0;
+    if ((!q->restored_ev
+         && !(q->restored_ev = evtimer_new (q->d->base, restored_over, q)))
+        || evtimer_add (q->restored_ev, &tv) < 0)
+        return errprintf (err, "out of memory");
+    return 0;
 }

@@ -45,8 +45,13 @@ typedef int (*waiter_grant_fn) (struct waiter *w, uint64_t lease,
 /* An acquire being served. Made by the acquire op, owned by it; while it
  * waits the queue holds it too. */
 struct waiter {
-    struct client *client;        /* who asked (its pid, uid and start are
-                                     journaled with the wait) */
+    struct client *client;        /* who asked; NULL for a restored one */
+    pid_t pid;                    /* the process that asked, its uid and */
+    uid_t uid;                    /* start time (pidstart.h; 0: unknown): */
+    uint64_t start;               /* journaled with the wait and the grant */
+    const char *line;             /* the request as sent (borrowed, during */
+    size_t line_len;              /* queue_submit only): journaled with the
+                                     wait; NULL: not journaled */
     json_t *id;                   /* the request's id */
     struct proto_acquire acq;
     struct step_shape shape;
@@ -64,6 +69,11 @@ struct waiter {
     uint64_t owner_start;         /* acq.owner_pid's start time when it asked
                                      (pidstart.h); 0: unknown */
     bool resumed;                 /* took back a place from before a restart */
+    bool restored;                /* put back in its place from the journal
+                                     after a restart (no client: its process
+                                     has not sent it again yet) */
+    struct waiter *same_pid;      /* the queue's other restored waiters of
+                                     this pid */
     double since;                 /* wall clock: when it first arrived (before
                                      a restart, for a resumed one) */
     uint64_t granted;             /* set by queue_submit's own grant */
@@ -97,6 +107,14 @@ int queue_entry (const struct queue *q, int i,
                  struct waitqueue_entry_info *info);
 /* The waiter behind a wait queue entry's owner. */
 const struct waiter *queue_waiter_of (uint64_t owner);
+/* A restored waiter's process sent its request again (resume): the
+ * earliest restored waiter of that process (pid, uid, start where both are
+ * known), the one sent under id first, out of the queue and unanswered for
+ * the request to take its place; NULL when it has none. */
+struct waiter *queue_take_restored (struct queue *q, pid_t pid, uid_t uid,
+                                    uint64_t start, const json_t *id);
+/* Restored waiters not taken back within seconds are dropped then. */
+int queue_restored_until (struct queue *q, double seconds, berth_error_t *err);
 /* Frees w: its journaled wait ends, its timer and request go. */
 void queue_free_waiter (struct queue *q, struct waiter *w);
 

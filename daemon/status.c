@@ -136,15 +136,16 @@ json_t *status_queue (struct berthd *d)
                                                 p ? p->layout : d->layout, now)
                        : -1;
         json_array_append_new (arr, json_pack (
-            "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o s:i s:i s:o}", "position",
+            "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o s:i s:i s:o s:b}", "position",
             in.position, "label", in.label, "needs", needs, "waited_s",
             now - in.added, "why", in.reason ? in.reason : "", "priority",
             in.priority, "overtaken", in.overtaken, "pid",
-            p && p->client ? (int) p->client->pid : 0,
+            p ? (int) p->pid : 0,
             "timeout", p && p->acq.step.timeout >= 0
                        ? json_real (p->acq.step.timeout) : json_null (),
             "cores", in.shape->cores, "gpus", in.shape->gpus,
-            "start_in_s", start >= 0 ? json_real (start - now) : json_null ()));
+            "start_in_s", start >= 0 ? json_real (start - now) : json_null (),
+            "restored", p && p->restored));
     }
     return arr;
 }

@@ -91,11 +91,11 @@ class Steps:
             f.write(STEP)
         self.runs = {}
 
-    def start(self, label, code=0, env=None):
+    def start(self, label, code=0, env=None, cores=None):
         rec = os.path.join(self.dir, label + ".json")
         go = os.path.join(self.dir, label + ".go")
         err = open(os.path.join(self.dir, label + ".err"), "w")
-        cores = cores_of(self.d)
+        cores = cores or cores_of(self.d)
         p = subprocess.Popen([BERTH, "run", "--local", "--cores", str(cores), "--label", label, "--",
                               sys.executable, os.path.join(self.dir, "step.py"), rec, go, str(code)],
                              env=plain_env(dict(env or {}, BERTH_SOCKET=self.d.sock)),
@@ -252,14 +252,19 @@ def test_request_waits():
         t.check(wait_until(lambda: queue_labels(d) == ["first"], LONG), "the first request waits")
         os.kill(first.pid, signal.SIGSTOP)  # it reconnects only after the later one has come
         restart(d)
+        q = status(d)["queue"]
+        t.check([x["label"] for x in q] == ["first"] and q[0]["restored"],
+                "the first request is back in its place before its client sends it again (restored)",
+                str(q) + d.stderr())
         s.start("later")
-        t.check(wait_until(lambda: queue_labels(d) == ["later"], LONG),
-                "a request made after the restart waits", str(status(d)["queue"]))
+        t.check(wait_until(lambda: queue_labels(d) == ["first", "later"], LONG),
+                "a request made after the restart waits behind it", str(status(d)["queue"]))
         os.kill(first.pid, signal.SIGCONT)
-        t.check(wait_until(lambda: len(queue_labels(d)) == 2, LONG),
-                "the first request is sent again", str(status(d)["queue"]) + d.stderr())
-        t.check(queue_labels(d) == ["first", "later"],
-                "and takes back its place ahead of the later one", str(status(d)["queue"]))
+        t.check(wait_until(lambda: "takes back its place" in d.stderr(), LONG),
+                "the first request is sent again", d.stderr())
+        q = status(d)["queue"]
+        t.check([x["label"] for x in q] == ["first", "later"] and not q[0]["restored"],
+                "and takes back its place ahead of the later one", str(q))
         t.check(reclaimed(d, "holder"), "the holder reclaimed its lease")
         s.release("holder")
         t.check(s.finish("holder") == 3, "the holder's berth run returns its step's status")
@@ -277,6 +282,100 @@ def test_request_waits():
     finally:
         s.kill_all()
         d.cleanup()
+
+
+def restored_place(grace):
+    """A detached lease of every core owned by a sleep; a berth run for
+    every core (first) waits behind it and is stopped; berthd is killed -9,
+    the sleep ends while it is down, berthd starts again, and a berth run
+    for one core (later) arrives before first sends its request again.
+    (d, steps, first's process)."""
+    d = local_daemon(("--reclaim-grace", str(grace))).start()
+    s = Steps(d)
+    owner = subprocess.Popen(["sleep", "600"])
+    lease = subprocess.run([BERTH, "acquire", "--cores", str(cores_of(d)), "--owner-pid", str(owner.pid),
+                            "--label", "hold", "--json"], env=plain_env({"BERTH_SOCKET": d.sock}),
+                           capture_output=True, text=True)
+    t.check(lease.returncode == 0, "a detached lease of every core, owned by a sleep", lease.stderr)
+    first = s.start("first")
+    t.check(wait_until(lambda: queue_labels(d) == ["first"], LONG), "a request for every core waits behind it")
+    os.kill(first.pid, signal.SIGSTOP)  # it sends its request again only when let
+    d.kill9()
+    RESTARTS[0] += 1
+    owner.kill()
+    owner.wait()
+    d.start(wait_s=LONG)
+    s.start("later", cores=1)
+    return d, s, first
+
+
+def test_restored_place_holds():
+    """Issue 24, finding 7: a request that waited when berthd was killed is
+    back in its place before its client sends it again, reserving as any
+    waiter does: the lease it would have had once the cores freed is kept
+    for it, and a request that arrives after the restart does not start
+    ahead of it."""
+    d, s, first = restored_place(60)
+    try:
+        t.check(wait_until(lambda: "later" in queue_labels(d), LONG),
+                "the request made after the restart waits", str(status(d)["queue"]) + d.stderr())
+        kept = leases(d).get("first", {})
+        t.check(kept.get("holder") != "connection" and kept.get("reclaim_by") is not None,
+                "the restored request, which fits, is granted while its client is away, and its lease "
+                "kept for it", str(status(d)["leases"]) + d.stderr())
+        time.sleep(1)
+        t.check(s.record("later") is None, "the later step has not started")
+        os.kill(first.pid, signal.SIGCONT)
+        t.check(s.running("first"), "the first request, sent again, is answered with its lease and runs",
+                s.stderr("first") + d.stderr())
+        t.check(s.record("later") is None, "the later step still waits", str(status(d)["queue"]))
+        s.release("first")
+        t.check(s.finish("first") == 0, "the first step ends", s.stderr("first"))
+        t.check(s.running("later"), "then the later one is granted")
+        s.release("later")
+        t.check(s.finish("later") == 0, "and ends")
+        t.check(s.record("first")["end"] <= s.record("later")["start"],
+                "the later step started after the first ended", str((s.record("first"), s.record("later"))))
+        no_double_grant(s, "a restored place")
+    finally:
+        if first.poll() is None:
+            os.kill(first.pid, signal.SIGCONT)
+        s.kill_all()
+        d.cleanup()
+
+
+def test_restored_place_lapses():
+    """A restored request whose client does not send it again within the
+    reclaim grace loses its place: the lease kept for it ends, the later
+    request is granted, and the first, sent again after that, waits behind
+    it as a new arrival."""
+    d, s, first = restored_place(3)
+    try:
+        t.check(s.running("later"), "after the grace the later request is granted",
+                str(status(d)) + d.stderr())
+        t.check("first" not in leases(d), "the lease kept for the first request ended with the grace",
+                str(status(d)["leases"]))
+        t.check("not sent again within 3 s" in d.stderr() or "disconnected" in released_reason_text(d),
+                "berthd says the place lapsed", d.stderr())
+        os.kill(first.pid, signal.SIGCONT)
+        t.check(wait_until(lambda: queue_labels(d) == ["first"], LONG),
+                "the first request, sent again late, waits behind the later one", str(status(d)["queue"]))
+        s.release("later")
+        t.check(s.finish("later") == 0, "the later step ends")
+        t.check(s.running("first"), "then the first is granted")
+        s.release("first")
+        t.check(s.finish("first") == 0, "and ends", s.stderr("first"))
+        no_double_grant(s, "a restored place that lapsed")
+    finally:
+        if first.poll() is None:
+            os.kill(first.pid, signal.SIGCONT)
+        s.kill_all()
+        d.cleanup()
+
+
+def released_reason_text(d):
+    with open(os.path.join(d.state, "events.jsonl")) as f:
+        return f.read()
 
 
 def test_release_in_flight():
@@ -626,7 +725,9 @@ def test_gives_up():
         s.start("waiter")
         sent = 0
         for _ in range(11):
-            if not wait_until(lambda: "waiter" in queue_labels(d), LONG):
+            # sent again by its client, not only back in its place
+            if not wait_until(lambda: any(q["label"] == "waiter" and not q["restored"]
+                                          for q in status(d)["queue"]), LONG):
                 break
             sent += 1
             restart(d)
@@ -654,7 +755,8 @@ def main():
     if not BERTH or not os.access(BERTH, os.X_OK):
         print("BERTH is not set to the built berth")
         sys.exit(2)
-    t.run_each((test_step_runs, test_request_waits, test_release_in_flight, test_twice, test_kept_socket,
+    t.run_each((test_step_runs, test_request_waits, test_restored_place_holds, test_restored_place_lapses,
+                test_release_in_flight, test_twice, test_kept_socket,
                 test_never_back, test_freed_meanwhile, test_reply_lost, test_unwatchable, test_detached,
                 test_owner_reused, test_ttl_clock_jump, test_gives_up))
     print(f"info: {RESTARTS[0]} restarts (kill -9), {GRANTS[0]} grants checked against the steps' own records, "

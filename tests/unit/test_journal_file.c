@@ -468,6 +468,18 @@ START_TEST (test_restart_records)
              "line 2", "ends wait 7, which is not waiting");
     damaged (START "{\"op\":\"wait\",\"id\":0,\"time\":1}\n"
              GRANT (1, "[0,1]"), "line 2", "a wait record needs");
+    /* the request it carries is an object (the acquire as sent) */
+    damaged (START "{\"op\":\"wait\",\"id\":1,\"time\":1.0,\"peer_pid\":9,"
+             "\"peer_start\":0,\"uid\":0,\"request\":\"acquire\"}\n"
+             GRANT (1, "[0,1]"), "line 2", "has a \"request\" that is not an "
+             "object");
+    reads (START "{\"op\":\"wait\",\"id\":1,\"time\":1.0,\"peer_pid\":9,"
+           "\"peer_start\":0,\"uid\":0,\"request\":{\"op\":\"acquire\","
+           "\"id\":3,\"cores\":1}}\n" GRANT (1, "[0,1]"), &jc);
+    ck_assert_int_eq (json_array_size (jc.waits), 1);
+    ck_assert_ptr_nonnull (json_object_get (json_array_get (jc.waits, 0),
+                                            "request"));
+    journal_contents_free (&jc);
 }
 END_TEST
 

@@ -360,6 +360,35 @@ START_TEST (journal_records)
 }
 END_TEST
 
+/* A wait record carries the request as its client sent it, spliced in:
+ * what json_pack would write, the request member an object equal to the
+ * request; without one, no request member. */
+START_TEST (wait_lines)
+{
+    const char *req = "{\"op\":\"acquire\",\"id\":7,\"cores\":2,"
+                      "\"label\":\"a \\\"q\\\"\"}";
+    size_t len = 0;
+    for (int i = 0; i < 2; i++) {
+        char *line = wait_record_line (9, 1754300100.5, 4242, 123456789, 1000,
+                                       i ? NULL : req, &len);
+        ck_assert_ptr_nonnull (line);
+        ck_assert_uint_eq (strlen (line), len);
+        ck_assert_int_eq (line[len - 1], '\n');
+        json_t *mine = json_loads (line, JSON_REJECT_DUPLICATES, NULL);
+        json_t *theirs = json_pack ("{s:s s:I s:f s:i s:I s:i}", "op", "wait",
+                                    "id", (json_int_t) 9, "time", 1754300100.5,
+                                    "peer_pid", 4242, "peer_start",
+                                    (json_int_t) 123456789, "uid", 1000);
+        if (!i)
+            json_object_set_new (theirs, "request", json_loads (req, 0, NULL));
+        ck_assert_msg (json_equal (mine, theirs), "%s", line);
+        json_decref (mine);
+        json_decref (theirs);
+        free (line);
+    }
+}
+END_TEST
+
 /* The acquire reply is the codec's (proto_acquire_reply) with the warning
  * as a member, whatever its length; the granted event carries the lease at
  * the grant's time. */
@@ -451,6 +480,7 @@ int main (void)
     tcase_add_test (tc, reals);
     tcase_add_test (tc, time_reals);
     tcase_add_test (tc, release_lines);
+    tcase_add_test (tc, wait_lines);
     tcase_add_test (tc, journal_records);
     tcase_add_test (tc, grant_reply_and_event);
     tcase_add_test (tc, refusals);
