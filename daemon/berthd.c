@@ -5,6 +5,7 @@
  * error, 2 usage error, 3 the allocation is not live, 4 the scheduler cannot
  * be reached. */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -578,6 +579,8 @@ static void teardown (struct berthd *d)
      * and ask for a status */
     queue_destroy (d->queue);
     status_failures_free (d);
+    status_memo_clear (&d->status_memo[0]);
+    status_memo_clear (&d->status_memo[1]);
     jobend_destroy (d->jobend);
     events_destroy (d->events);
     notify_destroy (d->notify);
@@ -634,12 +637,19 @@ static int wait_ready (int fd, pid_t child, const struct berthd_config *cfg)
     return code;
 }
 
+#define BERTHD_MMAP_THRESHOLD (1 << 20)
+
 int main (int argc, char **argv)
 {
     static struct berthd d;
     berth_error_t err;
     int code = 0, ready_fd = -1;
     signal (SIGPIPE, SIG_IGN);
+    /* Replies of megabytes (a big job's status) are mapped and unmapped on
+     * their own: with glibc's sliding threshold they would come from the
+     * heap after the first one is freed, and stay in berthd's memory long
+     * after their clients are gone. */
+    mallopt (M_MMAP_THRESHOLD, BERTHD_MMAP_THRESHOLD);
     log_init ();
     bool print_env = false;           /* known even when parsing fails */
     for (int i = 1; i < argc; i++)

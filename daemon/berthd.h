@@ -34,6 +34,7 @@
 #include "machine.h"
 #include "notify.h"
 #include "render.h"
+#include "status_memo.h"
 #include "step.h"
 #include "timeval.h"
 #include "waitqueue.h"
@@ -128,6 +129,10 @@ struct berthd {
     int connections;              /* open now: kept by the connection layer,
                                      read by status and notify */
     double started;               /* wall clock */
+    struct status_memo status_memo[2];   /* the last large status reply,
+                                            whole and queue_only */
+    uint64_t changes;             /* requests other than status served: in
+                                     the memo's key */
     double restored_until;        /* monotonic: the end of the reclaim grace
                                      of the requests restored at start */
     bool draining, stopping;

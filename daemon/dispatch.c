@@ -81,16 +81,34 @@ static OP_HANDLER (status)
     /* whoever sees the state sees a log up to date with it */
     events_flush (d->events);
     bool all = !req->status.queue_only;
-    json_t *msg = proto_status_reply (req->id, all ? status_allocation (d)
-                                                   : NULL,
-                                      all ? status_leases (d) : NULL, status_queue (d));
+    struct status_memo *memo = &d->status_memo[all ? 0 : 1];
+    struct status_key key;
+    double now = now_mono ();
+    status_key_of (d, &key);
+    if ((out->line = status_memo_reply (memo, &key, req->id, now, &out->len)))
+        return OP_ANSWERED;
+    /* built with a null id, so that a large one can be kept for the next */
+    json_t *msg = proto_status_reply (NULL, all ? status_allocation (d) : NULL,
+                                      all ? status_leases (d) : NULL,
+                                      status_queue (d));
     if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0
         || (all && json_object_set_new (msg, "failed", status_failed (d)) < 0)) {
         json_decref (msg);
         return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory "
                          "building the status");
     }
-    return op_json (out, msg);
+    char *line = proto_line (msg);
+    size_t len = line ? strlen (line) : 0;
+    json_decref (msg);
+    if (line) {
+        status_memo_keep (memo, &key, line, len, now, now_mono ());
+        out->line = status_reply_with_id (line, len, req->id, &out->len);
+    }
+    free (line);
+    if (!out->line)
+        return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory "
+                         "writing the status");
+    return OP_ANSWERED;
 }
 
 /* The connection layer subscribes the connection (and queues the history
@@ -142,6 +160,8 @@ enum op_result ops_serve (struct berthd *d, struct client *cl,
         out->close = true;
     }
     else {
+        if (req.op != PROTO_STATUS)
+            d->changes++;
         cl->line = line;
         cl->line_len = len;
         r = handlers[req.op] (d, cl, &req, out);

@@ -87,6 +87,8 @@ struct conn {
                                             s->pending */
     size_t counted;               /* its output in memory, as s->pending has
                                      it (0 once it is dead) */
+    double behind_since;          /* monotonic: since when its client has
+                                     read none of its output (it had some) */
     struct event *deferred;
     struct conn *prev, *next;
 };
@@ -163,6 +165,11 @@ static void conn_kill (struct conn *c)
     c->state = CONN_DEAD;
     event_del (c->read_ev);
     bufferevent_disable (c->bev, EV_WRITE);
+    /* its unsent output will never be sent: its memory goes now, not when
+     * the connection is freed later in the loop (the total bound counts a
+     * dead connection's output as gone) */
+    struct evbuffer *out = bufferevent_get_output (c->bev);
+    evbuffer_drain (out, evbuffer_get_length (out));
     event_active (c->deferred, 0, 0);
 }
 
@@ -306,6 +313,8 @@ static void recount (struct conn *c)
 {
     struct server *s = c->s;
     size_t now = c->state == CONN_DEAD ? 0 : output_in_memory (c);
+    if (!c->counted && now)
+        c->behind_since = now_mono ();
     s->pending = s->pending - c->counted + now;
     c->counted = now;
     maybe_trim (s);
@@ -320,28 +329,46 @@ static void output_drained (struct evbuffer *buf,
     struct conn *c = arg;
     size_t n = info->n_deleted;
     c->history_left -= n < c->history_left ? n : c->history_left;
+    if (n)                    /* its client reads */
+        c->behind_since = now_mono ();
     recount (c);
 }
 
-/* Over SERVER_OUTPUT_MAX in all: close the connection furthest behind. */
+/* Over SERVER_OUTPUT_MAX in all: close the connection furthest behind, the
+ * one whose client has read nothing for longest (most unread output among
+ * equals): not a client that reads a large reply as it comes. */
 static void bound_total (struct server *s)
 {
     while (s->pending > SERVER_OUTPUT_MAX) {
         struct conn *worst = NULL;
         for (struct conn *c = s->conns; c; c = c->next)
-            if (c->state != CONN_DEAD && (!worst || c->counted > worst->counted))
+            if (c->state != CONN_DEAD && c->counted
+                && (!worst || c->behind_since < worst->behind_since
+                    || (c->behind_since == worst->behind_since
+                        && c->counted > worst->counted)))
                 worst = c;
         if (!worst || !worst->counted)
             return;
         log_msg (LOG_WARNING, "berthd holds %zu MiB of unread output for %d "
                  "connections, over its bound of %u MiB: closing connection "
-                 "%llu (pid %d%s), the furthest behind with %zu MiB unread",
+                 "%llu (pid %d%s), the furthest behind with %zu MiB unread "
+                 "(none read for %.1f s)",
                  s->pending >> 20, s->nconns, SERVER_OUTPUT_MAX >> 20,
                  (unsigned long long) worst->cl.serial, (int) worst->cl.pid,
-                 worst->watching ? ", a watcher" : "", worst->counted >> 20);
+                 worst->watching ? ", a watcher" : "", worst->counted >> 20,
+                 now_mono () - worst->behind_since);
         conn_kill (worst);
         recount (worst);
     }
+}
+
+#define LINE_BY_REFERENCE (64u << 10)
+
+static void free_line (const void *data, size_t len, void *arg)
+{
+    (void) len;
+    (void) arg;
+    free ((void *) data);
 }
 
 /* A line already encoded (ending with a newline): stolen, freed here. NULL:
@@ -369,14 +396,20 @@ static void conn_send_line (struct conn *c, char *line, size_t len)
         conn_kill (c);
         return;
     }
-    if (bufferevent_write (c->bev, line, len) < 0) {
+    /* a large line is queued as it is, not copied: a status of a big job
+     * is megabytes, and a copy per connection is what fills memory */
+    int rc = len >= LINE_BY_REFERENCE
+             ? evbuffer_add_reference (out, line, len, free_line, NULL)
+             : bufferevent_write (c->bev, line, len);
+    if (len < LINE_BY_REFERENCE || rc < 0)
+        free (line);
+    if (rc < 0) {
         log_msg (LOG_ERR, "out of memory queueing a reply; closing "
                  "connection %llu", (unsigned long long) c->cl.serial);
         conn_kill (c);
     }
     else
         conn_wants_write (c);
-    free (line);
     bound_total (c->s);
 }
 

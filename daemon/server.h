@@ -20,8 +20,10 @@ struct server;
 #define CONN_OUTPUT_PAUSE (1u << 20)
 #define CONN_OUTPUT_MAX (64u << 20)
 /* All connections' unread output together: past it, the connection
- * furthest behind is closed (a watcher that never reads, most often), so
- * that berthd's memory stays near this however many clients stop reading.
+ * furthest behind is closed (the one that has read nothing for longest: a
+ * watcher that never reads, most often; not a client reading a large reply
+ * as it comes), its output dropped at once, so that berthd's memory stays
+ * near this however many clients stop reading.
  * Once the output of such a burst is gone, berthd gives its memory back to
  * the system (malloc_trim). */
 #define SERVER_OUTPUT_MAX (128u << 20)

@@ -276,3 +276,18 @@ json_t *resources_allocation (struct berthd *d)
 {
     return allocation_to_json (d->alloc);
 }
+
+void status_key_of (struct berthd *d, struct status_key *key)
+{
+    struct journal_stats js;
+    double since = 0;
+    journal_stats (d->journal, &js);
+    *key = (struct status_key) {
+        .changes = d->changes, .ledger = ledger_generation (d->ledger),
+        .journal_bytes = js.bytes, .compactions = js.compactions,
+        .leases = lease_book_count (d->book),
+        .waiting = queue_waiting (d->queue), .draining = d->draining,
+        .held_since = queue_held (d->queue, &since) ? since : 0,
+        .job_end = jobend_get (d->jobend), .failed = d->nfailed,
+    };
+}

@@ -19,6 +19,8 @@ void status_note_failure (struct berthd *d, const char *lease, const char *label
                           double time, const struct proto_outcome *o);
 void status_failures_free (struct berthd *d);
 json_t *status_failed (struct berthd *d);
+/* What the status shows now, as the memo's key (status_memo.h). */
+void status_key_of (struct berthd *d, struct status_key *key);
 json_t *resources_lease (struct berthd *d, const struct lease *ls);
 json_t *resources_allocation (struct berthd *d);
 

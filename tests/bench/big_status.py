@@ -8,9 +8,13 @@ pm-cpu machine gives 128 cores a node), LEASES detached leases (most of them
 requests of 64 to 96 cores on one node, which cannot fit now, each on its own
 connection. Then times `berth status`, `--json` and
 `--nodes all` (median of REPS runs) and says how large each output is.
+With --flood N, then N more connections each send two status requests and
+never read (issue 24, finding 6): how long another client's status takes
+meanwhile, berthd's CPU time until the flood has been answered or closed,
+and its RSS before, during and 3 s after the flood's clients close.
 
 usage: big_status.py [--nodes N] [--leases N] [--waiting N] [--reps N]
-                     [--json FILE] [--keep DIR]
+                     [--flood N] [--json FILE] [--keep DIR]
   --keep DIR  leave berthd running with its socket at DIR/s.sock, print
               "ready" and wait for stdin to close (tests use it)
 BERTH and BERTHD name the built tools. Timings are figures, never checks."""
@@ -29,6 +33,7 @@ ap.add_argument("--nodes", type=int, default=10000)
 ap.add_argument("--leases", type=int, default=5000)
 ap.add_argument("--waiting", type=int, default=1000)
 ap.add_argument("--reps", type=int, default=5)
+ap.add_argument("--flood", type=int, default=0)
 ap.add_argument("--json")
 ap.add_argument("--keep")
 args = ap.parse_args()
@@ -45,7 +50,7 @@ env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": d,
        "SLURM_JOB_NUM_NODES": str(args.nodes)}
 daemon = subprocess.Popen([BERTHD, "--foreground", "--socket", sock, "--state-dir",
                            os.path.join(d, "state"), "--machine", "pm-cpu",
-                           "--max-connections", str(args.waiting + 64)],
+                           "--max-connections", str(args.waiting + args.flood + 64)],
                           env=env, stdout=subprocess.DEVNULL,
                           stderr=open(os.path.join(d, "berthd.err"), "w"))
 
@@ -108,6 +113,64 @@ for _ in range(600):
 else:
     sys.exit(f"only {len(st['queue'])} of {args.waiting} requests wait")
 
+def proc_field(name):
+    with open(f"/proc/{daemon.pid}/status") as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_s():
+    with open(f"/proc/{daemon.pid}/stat") as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    return (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_status():
+    s = connect()
+    t = time.perf_counter()
+    s.sendall(b'{"op":"status","id":1}\n')
+    lines(s, 1)
+    s.close()
+    return time.perf_counter() - t
+
+
+def flood(n):
+    """n connections, two status requests each, never read."""
+    rss0, hwm0, cpu0 = proc_field("VmRSS"), proc_field("VmHWM"), cpu_s()
+    conns = []
+    for _ in range(n):
+        w = connect()
+        w.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        w.sendall(b'{"op":"status","id":1}\n{"op":"status","id":2}\n')
+        conns.append(w)
+    try:
+        other = timed_status()
+    except RuntimeError:          # closed as the furthest behind
+        other = None
+    # answered or closed: berthd's CPU stops moving
+    last, still = cpu_s(), 0
+    while still < 5:
+        time.sleep(0.2)
+        now = cpu_s()
+        still = still + 1 if now == last else 0
+        last = now
+    peak = proc_field("VmHWM")
+    cpu = cpu_s() - cpu0
+    for w in conns:
+        w.close()
+    time.sleep(3)
+    after = proc_field("VmRSS")
+    fig = {"clients": n, "other_status_s": other, "cpu_s": cpu, "rss_kib": rss0, "hwm_before_kib": hwm0,
+           "peak_kib": peak, "after_kib": after, "status_after_s": timed_status()}
+    said = f"{other:.2f} s" if other is not None else "closed as the furthest behind"
+    print(f"flood: {n} clients x 2 status, never read: another status {said}, berthd CPU "
+          f"{cpu:.1f} s, RSS {rss0 // 1024} (peak so far {hwm0 // 1024}) -> peak {peak // 1024} -> {after // 1024} MiB 3 s after they "
+          f"closed; a status then {fig['status_after_s'] * 1000:.0f} ms")
+    return fig
+
+
 if args.keep:
     print("ready", flush=True)
     sys.stdin.read()
@@ -128,6 +191,8 @@ else:
                      "bytes": size, "lines": nlines}
         print(f"berth {name:<20} median {statistics.median(times) * 1000:7.1f} ms  "
               f"{size:>10,} bytes  {nlines:>6,} lines")
+    if args.flood:
+        fig["flood"] = flood(args.flood)
     if args.json:
         json.dump(fig, open(args.json, "w"), indent=2)
 for w in waiters:

@@ -24,7 +24,9 @@ import os
 import random
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -35,6 +37,7 @@ from harness import (CORES_PER_NODE, NODES, Checks, Daemon, held_cores,  # noqa:
 
 ALL = CORES_PER_NODE * len(NODES)
 BERTH = os.environ.get("BERTH", "")
+BERTHD = os.environ.get("BERTHD", "")
 t = Checks()
 ROUNDS = 1000
 for i, a in enumerate(sys.argv):
@@ -600,10 +603,93 @@ def test_watchers_never_read():
         d.cleanup()
 
 
+def big_job(nodes, leases, waiting):
+    """A berthd over a fake Slurm job (tests/bench/big_status.py --keep):
+    (the script's process, berthd's socket, berthd's pid)."""
+    keep = tempfile.mkdtemp(prefix="berth-bigf-")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "big_status.py")
+    p = subprocess.Popen([sys.executable, script, "--nodes", str(nodes), "--leases", str(leases),
+                          "--waiting", str(waiting), "--keep", keep], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=dict(os.environ, BERTHD=BERTHD))
+    ready = p.stdout.readline().strip()
+    pid = None
+    if ready == "ready":
+        out = subprocess.run(["pgrep", "-f", "berthd.*" + keep], capture_output=True, text=True).stdout.split()
+        pid = int(out[0]) if out else None
+    return p, os.path.join(keep, "s.sock"), pid
+
+
+def status_lines(sock, ids):
+    """The replies to status requests of ids sent in one write."""
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(sock)
+    c.sendall(b"".join(b'{"op":"status","id":%d}\n' % i for i in ids))
+    f = c.makefile("rb")
+    replies = [json.loads(f.readline()) for _ in ids]
+    c.close()
+    return replies
+
+
+def test_status_flood():
+    """Issue 24, finding 6: status replies of a big job (1,000 fake nodes,
+    500 leases: each reply about 800 KB) asked for by 50 clients, twice
+    each, that never read. While nothing changes, a status request is
+    answered from the last reply built (the same snapshot: its uptime_s is
+    the same), and any other request makes the next status a new one; the
+    flood's output stays near berthd's bound, another client's status is
+    answered, and once the flood is gone berthd's memory goes back."""
+    p, sock, pid = big_job(1000, 500, 5)
+    flood = []
+    try:
+        t.check(pid is not None, "a berthd over a fake job of 1,000 nodes")
+        if pid is None:
+            return
+        a, b = status_lines(sock, (1, 2))
+        t.check(a.get("ok") and b.get("ok") and (a["id"], b["id"]) == (1, 2), "two status requests answered",
+                str(a)[:200])
+        same = {k: v for k, v in a.items() if k != "id"} == {k: v for k, v in b.items() if k != "id"}
+        t.check(same, "the second, sent with the first, is the same snapshot (nothing changed between them)",
+                f"uptime_s {a['daemon']['uptime_s']} and {b['daemon']['uptime_s']}")
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(sock)
+        c.sendall(b'{"op":"release","id":9,"lease":"L999999"}\n')
+        c.makefile("rb").readline()
+        c.close()
+        (after,) = status_lines(sock, (3,))
+        t.check(after["daemon"]["uptime_s"] != a["daemon"]["uptime_s"],
+                "after another request, the next status is built again", str(after["daemon"])[:200])
+        before = rss_kib(pid)
+        for _ in range(50):       # within big_status.py's --max-connections (waiting + 64)
+            w = socket.socket(socket.AF_UNIX)
+            w.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            w.connect(sock)
+            w.sendall(b'{"op":"status","id":1}\n{"op":"status","id":2}\n')
+            flood.append(w)
+        (other,) = status_lines(sock, (4,))
+        peak = rss_kib(pid)
+        t.check(other.get("ok") and other["id"] == 4, "another client's status is answered during the flood",
+                str(other)[:300])
+        t.check(peak - before < 256 * 1024 or sanitized(), "berthd's memory stays near its output bound",
+                f"RSS {before} -> {peak} KiB")
+        for w in flood:
+            w.close()
+        flood = []
+        settled = wait_until(lambda: rss_kib(pid) - before < 64 * 1024, 60, 0.2)
+        print(f"info: 50 clients x 2 status of 1,000 nodes, never read: RSS {before // 1024} -> "
+              f"{peak // 1024} MiB, {rss_kib(pid) // 1024} MiB once they are gone", flush=True)
+        t.check(settled or sanitized(), "once the flood is gone, berthd gives its memory back",
+                f"RSS {before} -> {peak} -> {rss_kib(pid)} KiB")
+    finally:
+        for w in flood:
+            w.close()
+        p.stdin.close()
+        p.wait()
+
+
 def main():
     t.run_on(Daemon(), (test_killed_clients, test_trickle_halfclose_idle))
     t.run_each((test_never_reads, test_big_history, test_daemon_killed_under_load, test_descriptors_run_out,
-                test_watchers_never_read))
+                test_watchers_never_read, test_status_flood))
     t.finish()
 
 
