@@ -169,7 +169,9 @@ static void conn_kill (struct conn *c)
      * the connection is freed later in the loop (the total bound counts a
      * dead connection's output as gone) */
     struct evbuffer *out = bufferevent_get_output (c->bev);
+    evbuffer_unfreeze (out, 1);   /* the bufferevent holds its draining end */
     evbuffer_drain (out, evbuffer_get_length (out));
+    evbuffer_freeze (out, 1);
     event_active (c->deferred, 0, 0);
 }
 
