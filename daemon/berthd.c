@@ -82,6 +82,9 @@ static const char usage_text[] =
 "                            end: refuse (default) or warn\n"
 "  --output-stall T          close a connection that leaves more than 1 MiB of\n"
 "                            replies unread for T seconds (default 60)\n"
+"  --output-max MIB          past MIB MiB of unread output for all clients\n"
+"                            together, close the one furthest behind\n"
+"                            (default 128)\n"
 "  --spin-us N               after reading a request, poll N microseconds for\n"
 "                            the next before sleeping (default 30; 0: sleep\n"
 "                            at once; never with a single CPU)\n"
@@ -100,7 +103,7 @@ enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_MACHINE_PATH, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
     OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL, OPT_DISCARD,
-    OPT_DEADLINE, OPT_STALL, OPT_SPIN, OPT_HELP,
+    OPT_DEADLINE, OPT_STALL, OPT_OUTMAX, OPT_SPIN, OPT_HELP,
     OPT_VERSION,
 };
 
@@ -124,6 +127,7 @@ static const struct option long_options[] = {
     { "discard-journal", no_argument, NULL, OPT_DISCARD },
     { "deadline-policy", required_argument, NULL, OPT_DEADLINE },
     { "output-stall", required_argument, NULL, OPT_STALL },
+    { "output-max", required_argument, NULL, OPT_OUTMAX },
     { "spin-us", required_argument, NULL, OPT_SPIN },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
@@ -171,6 +175,7 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         .starvation_seconds = WAITQUEUE_DEFAULT_MAX_WAIT,
         .drain_timeout = 60, .reclaim_grace = 30, .configs = configs,
         .journal_records = 4096, .output_stall = 60, .spin_us = 30,
+        .output_max = (size_t) 128 << 20,
     };
     opterr = 0;
     while ((c = getopt_long (argc, argv, ":", long_options, NULL)) != -1) {
@@ -222,6 +227,13 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
             rc = parse_seconds ("output-stall", optarg, &cfg->output_stall,
                                 err);
             break;
+        case OPT_OUTMAX: {
+            int mib;
+            rc = parse_int ("output-max", optarg, 1, 1 << 16, &mib, err);
+            if (rc == 0)
+                cfg->output_max = (size_t) mib << 20;
+            break;
+        }
         case OPT_SPIN:
             rc = parse_int ("spin-us", optarg, 0, 10000, &cfg->spin_us, err);
             break;

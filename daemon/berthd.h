@@ -68,6 +68,8 @@ struct berthd_config {
     double output_stall;          /* seconds a connection may keep more than
                                      CONN_OUTPUT_PAUSE unread before it is
                                      closed */
+    size_t output_max;            /* bytes of unread output for all
+                                     connections together (server.c) */
     enum deadline_policy deadline_policy;   /* a step that runs past the
                                                job's end: refuse or warn */
     int spin_us;                  /* poll this long after a read before

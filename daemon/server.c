@@ -336,12 +336,12 @@ static void output_drained (struct evbuffer *buf,
     recount (c);
 }
 
-/* Over SERVER_OUTPUT_MAX in all: close the connection furthest behind, the
+/* Over --output-max in all: close the connection furthest behind, the
  * one whose client has read nothing for longest (most unread output among
  * equals): not a client that reads a large reply as it comes. */
 static void bound_total (struct server *s)
 {
-    while (s->pending > SERVER_OUTPUT_MAX) {
+    while (s->pending > s->d->cfg.output_max) {
         struct conn *worst = NULL;
         for (struct conn *c = s->conns; c; c = c->next)
             if (c->state != CONN_DEAD && c->counted
@@ -352,10 +352,10 @@ static void bound_total (struct server *s)
         if (!worst || !worst->counted)
             return;
         log_msg (LOG_WARNING, "berthd holds %zu MiB of unread output for %d "
-                 "connections, over its bound of %u MiB: closing connection "
+                 "connections, over its bound of %zu MiB: closing connection "
                  "%llu (pid %d%s), the furthest behind with %zu MiB unread "
                  "(none read for %.1f s)",
-                 s->pending >> 20, s->nconns, SERVER_OUTPUT_MAX >> 20,
+                 s->pending >> 20, s->nconns, s->d->cfg.output_max >> 20,
                  (unsigned long long) worst->cl.serial, (int) worst->cl.pid,
                  worst->watching ? ", a watcher" : "", worst->counted >> 20,
                  now_mono () - worst->behind_since);

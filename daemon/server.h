@@ -19,14 +19,14 @@ struct server;
  * is queued from its file and does not count. */
 #define CONN_OUTPUT_PAUSE (1u << 20)
 #define CONN_OUTPUT_MAX (64u << 20)
-/* All connections' unread output together: past it, the connection
+/* All connections' unread output together (--output-max, default
+ * 128 MiB): past it, the connection
  * furthest behind is closed (the one that has read nothing for longest: a
  * watcher that never reads, most often; not a client reading a large reply
  * as it comes), its output dropped at once, so that berthd's memory stays
  * near this however many clients stop reading.
  * Once the output of such a burst is gone, berthd gives its memory back to
  * the system (malloc_trim). */
-#define SERVER_OUTPUT_MAX (128u << 20)
 #define SERVER_TRIM_AFTER (8u << 20)
 
 /* Listen on d->socket_path (or the socket systemd passed, whose path is

@@ -14,7 +14,8 @@ meanwhile, berthd's CPU time until the flood has been answered or closed,
 and its RSS before, during and 3 s after the flood's clients close.
 
 usage: big_status.py [--nodes N] [--leases N] [--waiting N] [--reps N]
-                     [--flood N] [--json FILE] [--keep DIR]
+                     [--flood N] [--output-max MIB] [--json FILE] [--keep DIR]
+  --output-max MIB  berthd's bound on unread output for all clients
   --keep DIR  leave berthd running with its socket at DIR/s.sock, print
               "ready" and wait for stdin to close (tests use it)
 BERTH and BERTHD name the built tools. Timings are figures, never checks."""
@@ -34,6 +35,7 @@ ap.add_argument("--leases", type=int, default=5000)
 ap.add_argument("--waiting", type=int, default=1000)
 ap.add_argument("--reps", type=int, default=5)
 ap.add_argument("--flood", type=int, default=0)
+ap.add_argument("--output-max", type=int, default=128)
 ap.add_argument("--json")
 ap.add_argument("--keep")
 args = ap.parse_args()
@@ -50,7 +52,8 @@ env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": d,
        "SLURM_JOB_NUM_NODES": str(args.nodes)}
 daemon = subprocess.Popen([BERTHD, "--foreground", "--socket", sock, "--state-dir",
                            os.path.join(d, "state"), "--machine", "pm-cpu",
-                           "--max-connections", str(args.waiting + args.flood + 64)],
+                           "--max-connections", str(args.waiting + args.flood + 64),
+                           "--output-max", str(args.output_max)],
                           env=env, stdout=subprocess.DEVNULL,
                           stderr=open(os.path.join(d, "berthd.err"), "w"))
 

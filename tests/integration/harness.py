@@ -269,13 +269,18 @@ def held_cores(placement):
     return out
 
 
-def rss_kib(pid):
-    """Resident memory of a process, KiB."""
+def proc_status_kib(pid, field):
+    """A memory figure of /proc/PID/status (VmRSS, VmHWM, ...), KiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def rss_kib(pid):
+    """Resident memory of a process, KiB."""
+    return proc_status_kib(pid, "VmRSS")
 
 
 def open_fds(pid):

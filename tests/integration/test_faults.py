@@ -33,7 +33,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CORES_PER_NODE, NODES, Checks, Daemon, held_cores,  # noqa: E402
-                     rss_kib, sanitized, status, wait_until)
+                     proc_status_kib, rss_kib, sanitized, status, wait_until)
 
 ALL = CORES_PER_NODE * len(NODES)
 BERTH = os.environ.get("BERTH", "")
@@ -603,29 +603,22 @@ def test_watchers_never_read():
         d.cleanup()
 
 
-def big_job(nodes, leases, waiting):
-    """A berthd over a fake Slurm job (tests/bench/big_status.py --keep):
-    (the script's process, berthd's socket, berthd's pid)."""
+def big_job(nodes, leases, waiting, flood=0, output_max=128):
+    """A berthd over a fake Slurm job (tests/bench/big_status.py --keep),
+    with room for FLOOD more connections: (the script's process, berthd's
+    socket, berthd's pid, its log)."""
     keep = tempfile.mkdtemp(prefix="berth-bigf-")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "big_status.py")
     p = subprocess.Popen([sys.executable, script, "--nodes", str(nodes), "--leases", str(leases),
-                          "--waiting", str(waiting), "--keep", keep], stdin=subprocess.PIPE,
+                          "--waiting", str(waiting), "--flood", str(flood),
+                          "--output-max", str(output_max), "--keep", keep], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True, env=dict(os.environ, BERTHD=BERTHD))
     ready = p.stdout.readline().strip()
     pid = None
     if ready == "ready":
         out = subprocess.run(["pgrep", "-f", "berthd.*" + keep], capture_output=True, text=True).stdout.split()
         pid = int(out[0]) if out else None
-    return p, os.path.join(keep, "s.sock"), pid
-
-
-def vm_hwm_kib(pid):
-    """The most resident memory the process has had, KiB."""
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
+    return p, os.path.join(keep, "s.sock"), pid, os.path.join(keep, "berthd.err")
 
 
 def status_lines(sock, ids):
@@ -641,13 +634,16 @@ def status_lines(sock, ids):
 
 def test_status_flood():
     """Issue 24, finding 6: status replies of a big job (1,000 fake nodes,
-    500 leases: each reply about 800 KB) asked for by 50 clients, twice
-    each, that never read. While nothing changes, a status request is
-    answered from the last reply built (the same snapshot: its uptime_s is
-    the same), and any other request makes the next status a new one; the
-    flood's output stays near berthd's bound, another client's status is
-    answered, and once the flood is gone berthd's memory goes back."""
-    p, sock, pid = big_job(1000, 500, 5)
+    500 leases: each reply about 800 KB) asked for by 100 clients, twice
+    each, that never read, under --output-max 16 (MiB). While nothing
+    changes, a status request is answered from the last reply built (the
+    same snapshot: its uptime_s is the same), and any other request makes
+    the next status a new one; the connections furthest behind are closed
+    and their output dropped at once (before e938032 it stayed until the
+    end of the loop's turn: all 160 MB of it), another client's status is
+    answered. (That memory goes back once the clients are gone is
+    test_watchers_never_read's.)"""
+    p, sock, pid, log = big_job(1000, 500, 5, flood=100, output_max=16)
     flood = []
     try:
         t.check(pid is not None, "a berthd over a fake job of 1,000 nodes")
@@ -668,27 +664,29 @@ def test_status_flood():
         t.check(after["daemon"]["uptime_s"] != a["daemon"]["uptime_s"],
                 "after another request, the next status is built again", str(after["daemon"])[:200])
         before = rss_kib(pid)
-        for _ in range(50):       # within big_status.py's --max-connections (waiting + 64)
+        for _ in range(100):
             w = socket.socket(socket.AF_UNIX)
             w.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             w.connect(sock)
             w.sendall(b'{"op":"status","id":1}\n{"op":"status","id":2}\n')
             flood.append(w)
         (other,) = status_lines(sock, (4,))
-        wait_until(lambda: False, 2, 0.2)      # the flood served or closed
-        peak = vm_hwm_kib(pid)
+        closed = wait_until(lambda: "over its bound of 16 MiB" in open(log).read(), 30, 0.2)
+        wait_until(lambda: False, 2, 0.2)      # the rest of the flood served or closed
+        peak = proc_status_kib(pid, "VmHWM")
         t.check(other.get("ok") and other["id"] == 4, "another client's status is answered during the flood",
                 str(other)[:300])
-        t.check(peak - before < 256 * 1024 or sanitized(), "berthd's memory stays near its output bound",
+        t.check(closed, "past --output-max 16 the connections furthest behind are closed (logged)",
+                open(log).read()[-600:])
+        t.check(peak - before < 64 * 1024 or sanitized(),
+                "berthd's memory stays near its output bound (16 MiB), not the flood's 160 MB",
                 f"RSS {before} -> {peak} KiB")
         for w in flood:
             w.close()
         flood = []
-        settled = wait_until(lambda: rss_kib(pid) - before < 64 * 1024, 60, 0.2)
-        print(f"info: 50 clients x 2 status of 1,000 nodes, never read: RSS {before // 1024} -> "
-              f"{peak // 1024} MiB, {rss_kib(pid) // 1024} MiB once they are gone", flush=True)
-        t.check(settled or sanitized(), "once the flood is gone, berthd gives its memory back",
-                f"RSS {before} -> {peak} -> {rss_kib(pid)} KiB")
+        wait_until(lambda: rss_kib(pid) - before < 8 * 1024, 10, 0.2)
+        print(f"info: 100 clients x 2 status of 1,000 nodes, never read, --output-max 16: RSS "
+              f"{before // 1024} -> {peak // 1024} MiB, {rss_kib(pid) // 1024} MiB once they are gone", flush=True)
     finally:
         for w in flood:
             w.close()
