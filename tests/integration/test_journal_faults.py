@@ -15,7 +15,9 @@
   detach, release, close) with kill -9 at random points, restarting every
   time; every restart must serve, lease ids never go back, and no core is
   held by two steps at overlapping times, counted from the clients' own
-  records (rounds bounded so that it stays quick).
+  records, and a request waiting at the crash whose process runs on is back
+  in its place after the restart (or granted meanwhile) while its timeout
+  lasts (rounds bounded so that it stays quick).
 
 usage: BERTHD=build/daemon/berthd test_journal_faults.py [--rounds N] [--seed S]
 """
@@ -276,6 +278,9 @@ class Conn:
         self.s.close()
 
 
+WAIT_TIMEOUT = 3
+
+
 class Property:
     def __init__(self, d, rng):
         self.d = d
@@ -288,6 +293,9 @@ class Property:
         self.restarts = 0
         self.swallowed = 0
         self.requests = 0
+        self.sent = {}            # label of a waiting acquire: when it was sent
+        self.places = 0           # waiting at a crash, with time left
+        self.lost = []            # of those, not back after the restart
 
     def grant(self, c, r, now, detach):
         lid = int(r["lease"][1:])
@@ -336,7 +344,10 @@ class Property:
             c.send("release", lease=lease)
         elif k < 0.95:
             fields = {"cores": rng.choice([1, 2, 8, 64, 128]), "wait": rng.random() < 0.7,
-                      "timeout": 3}
+                      "timeout": WAIT_TIMEOUT}
+            if fields["wait"]:
+                fields["label"] = f"w{self.requests}"
+                self.sent[fields["label"]] = time.monotonic()
             if rng.random() < 0.4:
                 fields["priority"] = rng.randint(0, 10)
             if rng.random() < 0.3:
@@ -368,7 +379,14 @@ class Property:
 
     def crash(self, conns):
         """kill -9, restart; what each connection held goes on being held by
-        id (detached or orphaned) until released below."""
+        id (detached or orphaned) until released below. In half the rounds
+        the queue is seen just before the kill: each request waiting then,
+        whose process (this one) runs on, must be back in its place after
+        the restart (restored) or granted meanwhile, unless its timeout has
+        passed."""
+        waiting = None
+        if self.rng.random() < 0.5:
+            waiting = [x["label"] for x in status(self.d)["queue"] if x.get("label")]
         self.d.kill9()
         now = time.monotonic()
         for c in conns:
@@ -381,7 +399,15 @@ class Property:
             self.problems.append("no restart: " + " ".join(x for x in str(e).splitlines() if "error:" in x)[-400:])
             return False
         self.restarts += 1
-        left = {x["lease"]: x for x in status(self.d)["leases"]}
+        st = status(self.d)
+        seen = time.monotonic()
+        left = {x["lease"]: x for x in st["leases"]}
+        back = {x["label"] for x in st["queue"] if x.get("restored")} | {x.get("label") for x in st["leases"]}
+        for label in waiting or ():
+            if self.sent[label] + WAIT_TIMEOUT - 0.5 > seen:
+                self.places += 1
+                if label not in back:
+                    self.lost.append(label)
         for lease in self.orphans:
             if lease not in left:
                 self.problems.append(f"{lease}, held at the crash, is gone after the restart")
@@ -445,11 +471,14 @@ def test_kill9_property(rounds, seed):
         print(f"info: kill -9 property (seed {seed}): {p.restarts} restarts of {rounds} rounds, "
               f"{p.requests} requests, {len(p.records)} leases recorded by their holders, "
               f"{len(bad)} double grants, {p.swallowed} grants whose reply the crash swallowed, "
+              f"{len(p.lost)} of {p.places} places waiting at a crash lost, "
               f"{time.monotonic() - t0:.1f} s", flush=True)
         t.check(p.restarts == rounds, "berthd restarted after every kill -9",
                 f"{p.restarts} of {rounds}: " + "; ".join(p.problems[:3]))
         t.check(not p.problems, "no wrong reply, no lease lost, ids only grow", "; ".join(p.problems[:5]))
         t.check(not bad, "no core held by two holders at overlapping times", "; ".join(bad[:5]))
+        t.check(not p.lost, "every request waiting at a crash is back in its place after the restart",
+                f"{len(p.lost)} of {p.places} lost: {p.lost[:10]}")
     finally:
         d.cleanup()
 
