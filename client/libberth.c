@@ -1035,7 +1035,8 @@ char *berth_status (berth_client_t *c, berth_client_error_t *err)
     return berth_status_ex (c, 0, err);
 }
 
-char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
+static char *status_of (berth_client_t *c, int flags, int pid,
+                        berth_client_error_t *err)
 {
     if (!c) {
         client_errorf (err, BERTH_ERR_USAGE, "berth_status: no client");
@@ -1045,10 +1046,26 @@ char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
     proto_request_init (&req, PROTO_STATUS);
     req.status.time_left = (flags & BERTH_STATUS_TIME_LEFT) != 0;
     req.status.queue_only = (flags & BERTH_STATUS_QUEUE_ONLY) != 0;
+    req.status.pid = pid;
     json_t *reply = transact (c, &req, err);
     char *s = reply ? reply_body_text (reply, err) : NULL;
     json_decref (reply);
     return s;
+}
+
+char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err)
+{
+    return status_of (c, flags, 0, err);
+}
+
+char *berth_status_of_pid (berth_client_t *c, int pid, berth_client_error_t *err)
+{
+    if (pid <= 0) {
+        client_errorf (err, BERTH_ERR_USAGE, "berth_status_of_pid: pid %d is "
+                       "not a process id", pid);
+        return NULL;
+    }
+    return status_of (c, 0, pid, err);
 }
 
 int berth_watch (berth_client_t *c, int history, berth_client_error_t *err)

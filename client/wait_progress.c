@@ -2,8 +2,9 @@
 /* While berth run's request waits, a watcher process shows its place in
  * berthd's queue. The request's own connection carries nothing until the
  * grant (one request at a time per connection, PROTOCOL.md), so the watcher
- * asks on a second connection: status, once a second, finding the entry by
- * berth run's pid (berthd records each connection's peer). Only what changed
+ * asks on a second connection: status of berth run's pid, once a second
+ * (berthd records each connection's peer, and answers with that pid's
+ * entries alone, at a cost that does not grow with the queue's JSON). Only what changed
  * is shown: on a terminal one line rewritten in place, elsewhere a line per
  * change. */
 #include <errno.h>
@@ -25,15 +26,20 @@
 #include "wait_progress.h"
 #include "wallclock.h"
 
-static const json_t *own_entry (const json_t *queue, int pid, int *nqueued)
+/* berth run's entry in a status reply: the last of its pid's (a status of
+ * its pid alone holds no other); *nqueued: the whole queue's length. */
+static const json_t *own_entry (const json_t *st, int pid, int *nqueued)
 {
     size_t i;
-    const json_t *e, *mine = NULL;
+    const json_t *e, *mine = NULL, *queue = json_object_get (st, "queue");
     json_array_foreach (queue, i, e) {
         if (json_integer_value (json_object_get (e, "pid")) == pid)
             mine = e;
     }
-    *nqueued = (int) json_array_size (queue);
+    const json_t *waiting = json_object_get (json_object_get (st, "daemon"),
+                                             "waiting");
+    *nqueued = json_is_integer (waiting) ? (int) json_integer_value (waiting)
+                                         : (int) json_array_size (queue);
     return mine;
 }
 
@@ -99,15 +105,22 @@ static void watch (const char *socket, pid_t run, int asked_cores, int asked_gpu
     char last[600] = "", key[600], line[1024];
     double last_at = -1;
     struct timespec second = { 1, 0 };
-    int flags = BERTH_STATUS_QUEUE_ONLY;
+    /* its own entries (pid); from a berthd older than that, the queue
+     * (queue_only), and from one older still the whole status */
+    int ask = 2;
     for (;;) {
         nanosleep (&second, NULL);
         if (!c && !(c = berth_connect (socket, &err)))
             continue;
-        char *text = berth_status_ex (c, flags, &err);
-        /* a berthd older than queue_only: the whole status, then */
-        if (!text && flags && !strcmp (err.code, BERTH_ERR_INVALID_REQUEST))
-            text = berth_status_ex (c, flags = 0, &err);
+        char *text = NULL;
+        for (;;) {
+            text = ask == 2 ? berth_status_of_pid (c, (int) run, &err)
+                            : berth_status_ex (c, ask ? BERTH_STATUS_QUEUE_ONLY
+                                                      : 0, &err);
+            if (text || !ask || strcmp (err.code, BERTH_ERR_INVALID_REQUEST))
+                break;
+            ask--;
+        }
         if (!text) {
             berth_close (c);
             c = NULL;
@@ -116,8 +129,7 @@ static void watch (const char *socket, pid_t run, int asked_cores, int asked_gpu
         json_t *st = json_loads (text, 0, NULL);
         free (text);
         int nqueued = 0;
-        const json_t *e = st ? own_entry (json_object_get (st, "queue"), (int) run,
-                                          &nqueued) : NULL;
+        const json_t *e = st ? own_entry (st, (int) run, &nqueued) : NULL;
         if (e) {
             wait_progress_line (e, nqueued, asked_cores, asked_gpus, line, sizeof (line));
             /* A terminal's line is redrawn each second, the times counting;

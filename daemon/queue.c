@@ -296,6 +296,18 @@ int queue_entry (const struct queue *q, int i,
     return held_reason (q, waitqueue_entry (q->wq, i, info), info);
 }
 
+int queue_entries_of_pid (const struct queue *q, pid_t pid,
+                          struct waitqueue_entry_info *info, int max)
+{
+    int n = 0;
+    for (const struct waiter *w = q->waiters; w && n < max; w = w->next)
+        if (w->pid == pid && w->ticket
+            && held_reason (q, waitqueue_find (q->wq, w->ticket, &info[n]),
+                            &info[n]) == 0)
+            n++;
+    return n;
+}
+
 const struct waiter *queue_waiter_of (uint64_t owner)
 {
     return (const struct waiter *) (uintptr_t) owner;

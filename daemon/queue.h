@@ -105,6 +105,10 @@ const char *queue_held (const struct queue *q, double *since);
 /* The i-th entry of the wait queue, in order (-1: past the end). */
 int queue_entry (const struct queue *q, int i,
                  struct waitqueue_entry_info *info);
+/* The entries of pid's waiting requests (at most max), in no order: a
+ * walk of the waiters, none of the queue's JSON (a progress poll). */
+int queue_entries_of_pid (const struct queue *q, pid_t pid,
+                          struct waitqueue_entry_info *info, int max);
 /* The waiter behind a wait queue entry's owner. */
 const struct waiter *queue_waiter_of (uint64_t owner);
 /* A restored waiter's process sent its request again (resume): the

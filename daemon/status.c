@@ -120,33 +120,59 @@ json_t *status_leases (struct berthd *d)
 
 #define STATUS_ESTIMATES 8
 
+static json_t *queue_entry_json (struct berthd *d,
+                                 const struct waitqueue_entry_info *in,
+                                 double now)
+{
+    char needs[256];
+    const struct waiter *p = queue_waiter_of (in->owner);
+    step_shape_describe (in->shape, needs, sizeof (needs));
+    /* Each estimate walks the leases: the first few only, where it means
+     * something (further back, those before them decide). */
+    double start = in->position <= STATUS_ESTIMATES
+                   ? ledger_start_estimate (d->ledger, in->shape,
+                                            p ? p->layout : d->layout, now)
+                   : -1;
+    return json_pack (
+        "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o s:i s:i s:o s:b}", "position",
+        in->position, "label", in->label, "needs", needs, "waited_s",
+        now - in->added, "why", in->reason ? in->reason : "", "priority",
+        in->priority, "overtaken", in->overtaken, "pid",
+        p ? (int) p->pid : 0,
+        "timeout", p && p->acq.step.timeout >= 0
+                   ? json_real (p->acq.step.timeout) : json_null (),
+        "cores", in->shape->cores, "gpus", in->shape->gpus,
+        "start_in_s", start >= 0 ? json_real (start - now) : json_null (),
+        "restored", p && p->restored);
+}
+
 json_t *status_queue (struct berthd *d)
 {
     json_t *arr = json_array ();
     struct waitqueue_entry_info in;
     double now = now_mono ();
-    for (int i = 0; arr && queue_entry (d->queue, i, &in) == 0; i++) {
-        char needs[256];
-        const struct waiter *p = queue_waiter_of (in.owner);
-        step_shape_describe (in.shape, needs, sizeof (needs));
-        /* Each estimate walks the leases: the first few only, where it
-         * means something (further back, those before them decide). */
-        double start = in.position <= STATUS_ESTIMATES
-                       ? ledger_start_estimate (d->ledger, in.shape,
-                                                p ? p->layout : d->layout, now)
-                       : -1;
-        json_array_append_new (arr, json_pack (
-            "{s:i s:s? s:s s:f s:s s:i s:i s:i s:o s:i s:i s:o s:b}", "position",
-            in.position, "label", in.label, "needs", needs, "waited_s",
-            now - in.added, "why", in.reason ? in.reason : "", "priority",
-            in.priority, "overtaken", in.overtaken, "pid",
-            p ? (int) p->pid : 0,
-            "timeout", p && p->acq.step.timeout >= 0
-                       ? json_real (p->acq.step.timeout) : json_null (),
-            "cores", in.shape->cores, "gpus", in.shape->gpus,
-            "start_in_s", start >= 0 ? json_real (start - now) : json_null (),
-            "restored", p && p->restored));
-    }
+    for (int i = 0; arr && queue_entry (d->queue, i, &in) == 0; i++)
+        json_array_append_new (arr, queue_entry_json (d, &in, now));
+    return arr;
+}
+
+#define STATUS_PID_ENTRIES 64
+
+static int by_position (const void *a, const void *b)
+{
+    return ((const struct waitqueue_entry_info *) a)->position
+           - ((const struct waitqueue_entry_info *) b)->position;
+}
+
+json_t *status_queue_of_pid (struct berthd *d, pid_t pid)
+{
+    struct waitqueue_entry_info in[STATUS_PID_ENTRIES];
+    int n = queue_entries_of_pid (d->queue, pid, in, STATUS_PID_ENTRIES);
+    double now = now_mono ();
+    json_t *arr = json_array ();
+    qsort (in, (size_t) n, sizeof (in[0]), by_position);
+    for (int i = 0; arr && i < n; i++)
+        json_array_append_new (arr, queue_entry_json (d, &in[i], now));
     return arr;
 }
 

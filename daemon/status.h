@@ -5,6 +5,7 @@
 #define BERTHD_STATUS_H
 
 #include <jansson.h>
+#include <sys/types.h>
 
 struct berthd;
 struct lease;
@@ -12,6 +13,9 @@ struct lease;
 json_t *status_allocation (struct berthd *d);
 json_t *status_leases (struct berthd *d);
 json_t *status_queue (struct berthd *d);
+/* The queue entries of pid's requests only (a progress poll: costs a walk
+ * of the waiters, not the queue's JSON), by position. */
+json_t *status_queue_of_pid (struct berthd *d, pid_t pid);
 json_t *status_daemon (struct berthd *d);
 struct proto_outcome;
 /* A step that failed, kept for status's "failed" (the latest few). */

@@ -122,8 +122,10 @@ struct proto_request {
         /* time_left: find the job's end even if that costs one scheduler
          * query (otherwise status shows it only when already known);
          * queue_only: the queue without the allocation and the leases
-         * (cheap enough to ask once a second while a request waits) */
-        struct { bool time_left, queue_only; } status;
+         * (cheap enough to ask once a second while a request waits);
+         * pid > 0: as queue_only, the queue holding that process's
+         * requests only (a progress poll; 0: every request) */
+        struct { bool time_left, queue_only; int pid; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
         /* the real core ids (and GPU indices, ngpu_ids < 0: not stated)

@@ -8,7 +8,8 @@ request: the time from sending it to its `waited` event on a watching
 connection (berthd has queued it and answered nothing else meanwhile), and
 berthd's CPU time (/proc/PID/stat) per request, by decile of N. Then the
 status op while the queue is full, the time from the release of one filling
-lease to the first grant it allows, and the time to drain: every filling
+lease to the first grant it allows, a progress poll (the whole queue, or
+one process's entries), and the time to drain: every filling
 lease released, each waiter releasing its grant at once, until none waits.
 
 Shapes: single (1 to 64 cores on one node), span (4 nodes x 64 tasks,
@@ -186,6 +187,25 @@ fig["status_ms_full"] = statistics.median(st) * 1000
 if len(rep.get("queue", [])) != N:
     sys.exit(f"status shows {len(rep.get('queue', []))} waiting, not {N}")
 
+# A progress poll (berth run -v asks once a second) while the queue changes
+# between polls (so no kept reply is given): the round trip of a no-op
+# request and a poll, less that of the no-op alone. queue_only builds the
+# whole queue; pid only that process's entries (this one's: up to 64).
+def poll_us(req, n=100):
+    t = time.perf_counter()
+    for i in range(n):
+        probe.sendall(b'{"op":"release","id":0,"lease":"L999999999"}\n')
+        pl.get()
+        if req:
+            probe.sendall((json.dumps(dict(req, id=i)) + "\n").encode())
+            pl.get()
+    return (time.perf_counter() - t) / n * 1e6
+
+
+noop = poll_us(None)
+fig["poll_queue_only_us"] = poll_us({"op": "status", "queue_only": True}) - noop
+fig["poll_pid_us"] = poll_us({"op": "status", "pid": os.getpid()}) - noop
+
 # One filling lease released: how long until the first grant it allows.
 t = time.perf_counter()
 filler.sendall((json.dumps({"op": "release", "id": 1, "lease": fill.pop()}) + "\n").encode())
@@ -232,7 +252,8 @@ print(f"queue {args.shape:6} {args.nodes:>6} nodes, {N:>7} waiting: submit {subm
       f"CPU/request {fig['deciles'][0]['cpu_us_per_request']:6.0f} -> "
       f"{fig['deciles'][-1]['cpu_us_per_request']:6.0f} us; status {fig['status_ms_full']:.1f} ms, "
       f"first grant {fig['first_grant_ms']:.2f} ms, drain {fig['drain_s']:.2f} s, "
-      f"RSS {fig['rss_mib_full']:.0f} MiB")
+      f"RSS {fig['rss_mib_full']:.0f} MiB; progress poll: queue_only "
+      f"{fig['poll_queue_only_us']:.0f} us, pid {fig['poll_pid_us']:.0f} us")
 if args.json:
     json.dump(fig, open(args.json, "w"), indent=2)
 for w in waiters:

@@ -120,7 +120,9 @@ def main():
                 f"p50 to waited {first['p50_us']:.0f} -> {last['p50_us']:.0f} us, CPU "
                 f"{first['cpu_us_per_request']:.0f} -> {last['cpu_us_per_request']:.0f} us",
                 f"status {r['status_ms_full']:.1f} ms, first grant {r['first_grant_ms']:.2f} ms, "
-                f"drain {r['drain_s']:.2f} s, RSS {r['rss_mib_full']:.0f} MiB", grow <= 2)
+                f"drain {r['drain_s']:.2f} s, RSS {r['rss_mib_full']:.0f} MiB"
+                + (f", progress poll {r['poll_queue_only_us']:.0f} us (queue) / "
+                   f"{r['poll_pid_us']:.0f} us (pid)" if "poll_pid_us" in r else ""), grow <= 2)
 
     head = (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, Linux {m.get('kernel', '?')}, "
             f"load {m.get('load_before', [0])[0]:.2f} at start, {m.get('date', '')}, "

@@ -393,6 +393,18 @@ def t_wait_progress(d, tmp):
     r = raw_request(d, '{"op": "status", "id": 2, "queue_only": 1}')
     check(r.get("ok") is False and r["error"]["code"] == "invalid_request"
           and "queue_only" in r["error"]["message"], f"queue_only decoded strictly: {r}")
+    # the progress poll's own form: one process's entries only (berth run -v asks it)
+    mine = raw_request(d, '{"op": "status", "id": 3, "pid": %d}' % runs[1].pid)
+    ref = [dict(x, waited_s=None, start_in_s=None) for x in q["queue"] if x["pid"] == runs[1].pid]
+    check(mine.get("ok") and mine["allocation"] == {} and mine["leases"] == []
+          and [dict(x, waited_s=None, start_in_s=None) for x in mine["queue"]] == ref and len(ref) == 1
+          and mine["daemon"]["waiting"] == 3,
+          f"status of a pid: that process's entry alone, the whole queue counted: {str(mine)[:400]}")
+    none = raw_request(d, '{"op": "status", "id": 4, "pid": %d}' % os.getpid())
+    check(none.get("ok") and none["queue"] == [], f"a pid with nothing waiting: an empty queue: {none}")
+    r = raw_request(d, '{"op": "status", "id": 5, "pid": 0}')
+    check(r.get("ok") is False and r["error"]["code"] == "invalid_request"
+          and "pid" in r["error"]["message"] and "got 0" in r["error"]["message"], f"pid decoded strictly: {r}")
     d.berth("release", held)
     for p in runs:
         check(p.wait(30) == 0, "each waiter runs once the holder released")

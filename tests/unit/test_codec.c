@@ -57,6 +57,8 @@ static const struct bad_case bad_cases[] = {
       "known ops: hello, acquire", "3" },
     { "{\"op\": \"status\", \"id\": 4, \"queue_only\": 1}", INV,
       "field 'queue_only' must be true or false", "got 1", "4" },
+    { "{\"op\": \"status\", \"id\": 4, \"pid\": 0}", INV,
+      "field 'pid' must be a positive integer", "got 0", "4" },
     /* framing and envelope */
     { "", INV, "not valid JSON", "", "null" },
     { "[1,2]", INV, "must be a JSON object", "got [1,2]", "null" },
@@ -582,6 +584,11 @@ START_TEST (test_roundtrip_small_ops)
     in.status.queue_only = true;
     roundtrip (&in, &out);
     ck_assert (out.status.queue_only && !out.status.time_left);
+    proto_request_free (&out);
+    in.status.queue_only = false;
+    in.status.pid = 4242;
+    roundtrip (&in, &out);
+    ck_assert (!out.status.queue_only && out.status.pid == 4242);
     proto_request_free (&out);
     proto_request_free (&in);
 

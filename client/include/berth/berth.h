@@ -285,6 +285,11 @@ char *berth_status (berth_client_t *c, berth_client_error_t *err);
  * allocation is {} and the leases [] (cheap to ask often). */
 #define BERTH_STATUS_QUEUE_ONLY 2
 char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err);
+/* The queue entries of process pid's waiting requests only, with the daemon
+ * member (its "waiting" counts the whole queue): what a progress poll needs,
+ * at a cost that does not grow with the queue's JSON. A berthd older than
+ * this answers BERTH_ERR_INVALID_REQUEST. */
+char *berth_status_of_pid (berth_client_t *c, int pid, berth_client_error_t *err);
 
 /* ---- events ------------------------------------------------------------ */
 
