@@ -564,35 +564,16 @@ static void restored_over (evutil_socket_t fd, short what, void *arg)
     (void) fd;
     (void) what;
     struct queue *q = arg;
-    size_t n = 0, pos = 0, cap = 16;
-    struct waiter **all = malloc (cap * sizeof (*all));
-    /* gathered first: the map changes as each goes */
-    for (struct waiter *w; all && (w = idmap_next (q->restored, &pos));)
-        for (; w && all; w = w->same_pid) {
-            if (n == cap) {
-                struct waiter **more = realloc (all, 2 * cap * sizeof (*all));
-                if (!more) {
-                    free (all);
-                    all = NULL;
-                    break;
-                }
-                all = more;
-                cap *= 2;
-            }
-            all[n++] = w;
-        }
-    if (!all) {
-        log_msg (LOG_ERR, "out of memory dropping the places of requests "
-                 "not sent again after the restart; tried again in 1 s");
-        struct timeval tv = seconds_tv (1);
-        evtimer_add (q->restored_ev, &tv);
-        return;
+    size_t n = 0;
+    /* every restored waiter is queued, so on the list */
+    for (struct waiter *w = q->waiters, *next; w; w = next) {
+        next = w->next;
+        if (!w->restored)
+            continue;
+        unlink_waiter (q, w);
+        queue_free_waiter (q, w);
+        n++;
     }
-    for (size_t i = 0; i < n; i++) {
-        unlink_waiter (q, all[i]);
-        queue_free_waiter (q, all[i]);
-    }
-    free (all);
     if (n) {
         log_msg (LOG_INFO, "%zu requests that waited before the restart were "
                  "not sent again within %.0f s: their places are dropped", n,
