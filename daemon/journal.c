@@ -417,19 +417,17 @@ static void compact_cb (evutil_socket_t fd, short what, void *arg)
 }
 
 /* A request that waits from now on under wait record id, for compaction
- * to write again; -1 when out of memory. */
+ * to write again: w->request is taken (freed here on failure); -1 when out
+ * of memory. */
 static int add_waiting (struct journal *j, const struct place *w)
 {
     struct place *copy = malloc (sizeof (*copy));
-    char *request = w->request ? strdup (w->request) : NULL;
-    if (!copy || (w->request && !request)
-        || idmap_put (j->waiting, w->wait_id, copy) < 0) {
+    if (!copy || idmap_put (j->waiting, w->wait_id, copy) < 0) {
         free (copy);
-        free (request);
+        free (w->request);
         return -1;
     }
     *copy = *w;
-    copy->request = request;
     return 0;
 }
 
@@ -608,14 +606,12 @@ uint64_t journal_wait (struct journal *j, double since, pid_t pid,
     struct place w = { j->next_wait, since, pid, start, uid, text };
     /* kept before it is written, so that a failure leaves nothing behind */
     if ((request && !text) || add_waiting (j, &w) < 0) {
-        free (text);
         log_msg (LOG_WARNING, "out of memory journaling a waiting request");
         return 0;
     }
     j->next_wait++;
     size_t len = 0;
     char *line = wait_line (&w, &len);
-    free (text);
     if (append_quiet (j, line, len, "a waiting request") < 0) {
         drop_waiting (j, w.wait_id);
         return 0;
@@ -673,7 +669,10 @@ static int restore_places (struct journal *j, berth_error_t *err)
         struct place pl = { (uint64_t) id, since, (pid_t) pid,
                             (uint64_t) start, (uid_t) uid,
                             json_dumps (req, JSON_COMPACT) };
-        if (!pl.request || add_waiting (j, &pl) < 0) {
+        char *kept = pl.request ? strdup (pl.request) : NULL;
+        struct place waiting = pl;
+        waiting.request = kept;
+        if (!kept || add_waiting (j, &waiting) < 0) {
             free (pl.request);
             return errprintf (err, "out of memory");
         }
