@@ -96,7 +96,8 @@ static OP_HANDLER (status)
     struct status_key key;
     double now = now_mono ();
     status_key_of (d, &key);
-    if ((out->line = status_memo_reply (memo, &key, req->id, now, &out->len)))
+    if ((out->line = status_memo_reply (memo, &key, req->id, now, &out->len,
+                                        &out->tail)))
         return OP_ANSWERED;
     /* built with a null id, so that a large one can be kept for the next */
     json_t *msg = proto_status_reply (NULL, all ? status_allocation (d) : NULL,
@@ -113,7 +114,10 @@ static OP_HANDLER (status)
     json_decref (msg);
     if (line) {
         status_memo_keep (memo, &key, line, len, now, now_mono ());
-        out->line = status_reply_with_id (line, len, req->id, &out->len);
+        /* a kept one is given by reference at once; another spliced */
+        if (!(out->line = status_memo_reply (memo, &key, req->id, now,
+                                             &out->len, &out->tail)))
+            out->line = status_reply_with_id (line, len, req->id, &out->len);
     }
     free (line);
     if (!out->line)

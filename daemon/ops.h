@@ -16,6 +16,8 @@
 
 #include "codec.h"
 
+struct shared_text;
+
 struct berthd;
 struct waiter;
 
@@ -52,8 +54,11 @@ enum op_watch { OP_WATCH_NONE, OP_WATCH, OP_WATCH_HISTORY };
 /* What a request is answered with: a line to write, and whether the
  * connection now watches events (with this run's history first). */
 struct op_reply {
-    char *line;                   /* ends with a newline; the caller frees */
+    char *line;                   /* ends with a newline (unless a tail
+                                     follows); the caller frees */
     size_t len;
+    struct shared_text *tail;     /* NULL, or the rest of the reply after
+                                     line, by reference; the caller unrefs */
     enum op_watch watch;
     bool close;                   /* close the connection once it is sent */
 };

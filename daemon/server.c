@@ -38,6 +38,7 @@
 #include "berthd.h"
 #include "ops.h"
 #include "server.h"
+#include "shared_text.h"
 #include "sockdir.h"
 
 /* Input held at most: one line past the limit, enough to tell a line that
@@ -373,28 +374,43 @@ static void free_line (const void *data, size_t len, void *arg)
     free ((void *) data);
 }
 
-/* A line already encoded (ending with a newline): stolen, freed here. NULL:
- * a reply could not be encoded, and the connection is closed. */
-static void conn_send_line (struct conn *c, char *line, size_t len)
+static void unref_text (const void *data, size_t len, void *arg)
+{
+    (void) data;
+    (void) len;
+    shared_text_unref (arg);
+}
+
+/* A reply already encoded: line (ending with a newline, or followed by
+ * tail, which does), both stolen, freed here. NULL line: a reply could not
+ * be encoded, and the connection is closed. */
+static void conn_send_reply (struct conn *c, char *line, size_t len,
+                             struct shared_text *tail)
 {
     /* a lingering connection is shut for writing: nothing more can reach
      * its client */
     if (c->state >= CONN_LINGERING) {
         free (line);
+        shared_text_unref (tail);
         return;
     }
     struct evbuffer *out = bufferevent_get_output (c->bev);
     if (!line) {
         log_msg (LOG_ERR, "could not encode a reply for connection %llu; "
                  "closing it", (unsigned long long) c->cl.serial);
+        shared_text_unref (tail);
         conn_kill (c);
         return;
     }
-    if (output_in_memory (c) + len > CONN_OUTPUT_MAX) {
+    /* a shared tail counts in full: the bound is on what each client
+     * leaves unread, whoever else holds the same text */
+    size_t all = len + (tail ? tail->len : 0);
+    if (output_in_memory (c) + all > CONN_OUTPUT_MAX) {
         log_msg (LOG_WARNING, "connection %llu (pid %d) reads too slowly: "
                  "%zu bytes unsent; closing it", (unsigned long long) c->cl.serial,
                  (int) c->cl.pid, evbuffer_get_length (out));
         free (line);
+        shared_text_unref (tail);
         conn_kill (c);
         return;
     }
@@ -405,6 +421,15 @@ static void conn_send_line (struct conn *c, char *line, size_t len)
              : bufferevent_write (c->bev, line, len);
     if (len < LINE_BY_REFERENCE || rc < 0)
         free (line);
+    if (tail) {
+        /* the buffer takes the reference, and drops it once it is sent */
+        if (rc == 0 && evbuffer_add_reference (out, tail->data, tail->len,
+                                               unref_text, tail) == 0)
+            tail = NULL;
+        else
+            rc = -1;
+        shared_text_unref (tail);
+    }
     if (rc < 0) {
         log_msg (LOG_ERR, "out of memory queueing a reply; closing "
                  "connection %llu", (unsigned long long) c->cl.serial);
@@ -413,6 +438,11 @@ static void conn_send_line (struct conn *c, char *line, size_t len)
     else
         conn_wants_write (c);
     bound_total (c->s);
+}
+
+static void conn_send_line (struct conn *c, char *line, size_t len)
+{
+    conn_send_reply (c, line, len, NULL);
 }
 
 static void conn_send_error (struct conn *c, const char *code,
@@ -602,7 +632,7 @@ static void conn_process_lines (struct conn *c)
         if (res == OP_WAITS)
             c->answer_due = true;
         else
-            conn_send_line (c, r.line, r.len);
+            conn_send_reply (c, r.line, r.len, r.tail);
         if (r.close && c->state == CONN_OPEN) {
             conn_close_after_write (c);
             return;

@@ -19,7 +19,8 @@ static bool same_key (const struct status_key *a, const struct status_key *b)
            && a->failed == b->failed;
 }
 
-/* "{\"id\":" id rest: rest is what follows the null id of a reply */
+/* "{\"id\":" id rest: rest is what follows the null id of a reply (n 0:
+ * the head alone) */
 static char *with_id (const char *rest, size_t n, const json_t *id,
                       size_t *len)
 {
@@ -54,12 +55,15 @@ char *status_reply_with_id (const char *line, size_t len, const json_t *id,
 
 char *status_memo_reply (const struct status_memo *m,
                          const struct status_key *key, const json_t *id,
-                         double now, size_t *len)
+                         double now, size_t *len, struct shared_text **tail)
 {
     if (!m->body || !same_key (&m->key, key) || now < m->built
         || now - m->built > m->fresh_for)
         return NULL;
-    return with_id (m->body, m->len, id, len);
+    char *head = with_id ("", 0, id, len);
+    if (head)
+        *tail = shared_text_ref (m->body);
+    return head;
 }
 
 void status_memo_keep (struct status_memo *m, const struct status_key *key,
@@ -69,11 +73,8 @@ void status_memo_keep (struct status_memo *m, const struct status_key *key,
     size_t p = null_id_end (line, len);
     status_memo_clear (m);
     if (len < STATUS_MEMO_MIN_BYTES || !p
-        || !(m->body = malloc (len - p + 1)))
+        || !(m->body = shared_text_new (line + p, len - p)))
         return;
-    memcpy (m->body, line + p, len - p);
-    m->body[len - p] = '\0';
-    m->len = len - p;
     m->key = *key;
     m->built = began;
     m->fresh_for = 2 * (done - began) > STATUS_MEMO_MAX_AGE
@@ -82,7 +83,7 @@ void status_memo_keep (struct status_memo *m, const struct status_key *key,
 
 void status_memo_clear (struct status_memo *m)
 {
-    free (m->body);
+    /* replies still queued hold their own references */
+    shared_text_unref (m->body);
     m->body = NULL;
-    m->len = 0;
 }

@@ -19,6 +19,8 @@
 
 #include <jansson.h>
 
+#include "shared_text.h"
+
 #define STATUS_MEMO_MAX_AGE 0.2
 #define STATUS_MEMO_MIN_BYTES (256u << 10)
 
@@ -44,15 +46,17 @@ struct status_memo {
     struct status_key key;
     double built;                 /* monotonic: when its build began */
     double fresh_for;             /* seconds from then it may be given */
-    char *body;                   /* the reply after its id: ",..}\n" */
-    size_t len;
+    struct shared_text *body;     /* the reply after its id: ",..}\n" */
 };
 
 /* The reply to request id from the kept text, when key is its key and it
- * is young enough (NULL otherwise, or when out of memory). */
+ * is young enough (NULL otherwise, or when out of memory): its head
+ * ("{\"id\":" and the id; *len bytes, the caller's to free) and its *tail,
+ * the kept text itself, by reference (the caller's to unref), queued
+ * after the head: a reply of megabytes given many times is never copied. */
 char *status_memo_reply (const struct status_memo *m,
                          const struct status_key *key, const json_t *id,
-                         double now, size_t *len);
+                         double now, size_t *len, struct shared_text **tail);
 /* Keep line, a status reply built with a null id from began to done
  * (monotonic), under key (a small one, or one not of that form, is not
  * kept). */

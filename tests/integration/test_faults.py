@@ -638,10 +638,9 @@ def test_status_flood():
     each, that never read, under --output-max 16 (MiB). While nothing
     changes, a status request is answered from the last reply built (the
     same snapshot: its uptime_s is the same), and any other request makes
-    the next status a new one; the connections furthest behind are closed
-    and their output dropped at once (before e938032 it stayed until the
-    end of the loop's turn: all 160 MB of it), another client's status is
-    answered. (That memory goes back once the clients are gone is
+    the next status a new one, and a kept reply is queued by reference, not
+    copied for each; the connections furthest behind are closed, another
+    client's status is answered. (That memory goes back once the clients are gone is
     test_watchers_never_read's.)"""
     p, sock, pid, log = big_job(1000, 500, 5, flood=100, output_max=16)
     flood = []
@@ -694,10 +693,62 @@ def test_status_flood():
         p.wait()
 
 
+def test_output_bound_drops():
+    """Issue 24, finding 6: status replies under the size that is kept (200
+    fake nodes: each about 185 KB, built for each request), asked for by
+    150 clients, four times each (the first goes to the socket's buffer),
+    that never read (sent while berthd is
+    stopped, so that it reads them together), under --output-max 4 (MiB):
+    the connection closed by the bound has its output dropped at once, so
+    that berthd's memory stays near the bound, not the flood's 110 MB (before
+    e938032 a closed connection's output stayed to the end of the loop's
+    turn: all of it)."""
+    p, sock, pid, log = big_job(200, 100, 5, flood=150, output_max=4)
+    flood = []
+    try:
+        t.check(pid is not None, "a berthd over a fake job of 200 nodes")
+        if pid is None:
+            return
+        (a,) = status_lines(sock, (1,))
+        size = len(json.dumps(a))
+        t.check(100_000 < size < 256 * 1024, "a status reply too small to be kept, large enough to count",
+                f"{size} bytes")
+        before = rss_kib(pid)
+        # all of them sent while berthd is stopped: it reads them in one
+        # turn of its loop, however fast this machine is
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            for _ in range(150):
+                w = socket.socket(socket.AF_UNIX)
+                w.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                w.connect(sock)
+                w.sendall(b"".join(b'{"op":"status","id":%d}\n' % i for i in range(1, 5)))
+                flood.append(w)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        closed = wait_until(lambda: "over its bound of 4 MiB" in open(log).read(), 30, 0.2)
+        (other,) = status_lines(sock, (9,))
+        peak = proc_status_kib(pid, "VmHWM")
+        t.check(closed, "past --output-max 4 the connections furthest behind are closed (logged)",
+                open(log).read()[-600:])
+        t.check(other.get("ok") and other["id"] == 9, "another client's status is answered after the flood",
+                str(other)[:300])
+        t.check(peak - before < 16 * 1024 or sanitized(),
+                "berthd's memory stays near its output bound (4 MiB), not the flood's 110 MB",
+                f"RSS {before} -> {peak} KiB")
+        print(f"info: 150 clients x 4 status of 200 nodes ({size} bytes), never read, --output-max 4: "
+              f"RSS {before // 1024} -> {peak // 1024} MiB", flush=True)
+    finally:
+        for w in flood:
+            w.close()
+        p.stdin.close()
+        p.wait()
+
+
 def main():
     t.run_on(Daemon(), (test_killed_clients, test_trickle_halfclose_idle))
     t.run_each((test_never_reads, test_big_history, test_daemon_killed_under_load, test_descriptors_run_out,
-                test_watchers_never_read, test_status_flood))
+                test_watchers_never_read, test_status_flood, test_output_bound_drops))
     t.finish()
 
 

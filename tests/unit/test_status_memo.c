@@ -29,6 +29,26 @@ static char *reply (json_t *id, size_t size, size_t *len)
     return s;
 }
 
+/* The kept reply as given for id, head and tail joined; NULL: none. */
+static char *given (const struct status_memo *m, const struct status_key *key,
+                    const json_t *id, double now, size_t *len)
+{
+    struct shared_text *tail = NULL;
+    size_t n;
+    char *head = status_memo_reply (m, key, id, now, &n, &tail);
+    if (!head)
+        return NULL;
+    ck_assert_ptr_nonnull (tail);
+    ck_assert_uint_eq (n, strlen (head));
+    char *all = malloc (n + tail->len + 1);
+    memcpy (all, head, n);
+    memcpy (all + n, tail->data, tail->len + 1);
+    *len = n + tail->len;
+    free (head);
+    shared_text_unref (tail);
+    return all;
+}
+
 START_TEST (kept_and_given_back)
 {
     struct status_memo m = { 0 };
@@ -40,7 +60,7 @@ START_TEST (kept_and_given_back)
     ck_assert_ptr_nonnull (m.body);
     json_t *ids[] = { json_integer (42), json_string ("req \"7\""), json_null () };
     for (int i = 0; i < 3; i++) {
-        char *got = status_memo_reply (&m, &key, ids[i], 10.1, &n);
+        char *got = given (&m, &key, ids[i], 10.1, &n);
         char *want = reply (ids[i], 2 * STATUS_MEMO_MIN_BYTES, &want_len);
         ck_assert_ptr_nonnull (got);
         ck_assert_uint_eq (n, strlen (got));
@@ -59,14 +79,14 @@ START_TEST (kept_and_given_back)
     free (spliced);
     /* a reply that cost long to build is kept longer: twice that */
     status_memo_keep (&m, &key, line, len, 10.0, 11.0);
-    char *late = status_memo_reply (&m, &key, NULL, 11.9, &n);
+    char *late = given (&m, &key, NULL, 11.9, &n);
     ck_assert_ptr_nonnull (late);
     free (late);
-    ck_assert_ptr_null (status_memo_reply (&m, &key, NULL, 12.1, &n));
+    ck_assert_ptr_null (given (&m, &key, NULL, 12.1, &n));
     status_memo_keep (&m, &key, line, len, 10.0, 10.01);
     /* too old, or any part of the key moved: nothing */
-    ck_assert_ptr_null (status_memo_reply (&m, &key, NULL, 10.0 + 2 * STATUS_MEMO_MAX_AGE, &n));
-    ck_assert_ptr_null (status_memo_reply (&m, &key, NULL, 9.0, &n));
+    ck_assert_ptr_null (given (&m, &key, NULL, 10.0 + 2 * STATUS_MEMO_MAX_AGE, &n));
+    ck_assert_ptr_null (given (&m, &key, NULL, 9.0, &n));
     struct status_key moved[10];
     for (int i = 0; i < 10; i++)
         moved[i] = key;
@@ -81,10 +101,19 @@ START_TEST (kept_and_given_back)
     moved[8].job_end = 5.0;
     moved[9].failed++;
     for (int i = 0; i < 10; i++)
-        ck_assert_msg (!status_memo_reply (&m, &moved[i], NULL, 10.1, &n),
+        ck_assert_msg (!given (&m, &moved[i], NULL, 10.1, &n),
                        "key member %d moved, yet the kept reply was given", i);
+    /* a reply still queued keeps its text when the memo lets it go */
+    struct shared_text *tail = NULL;
+    char *head = status_memo_reply (&m, &key, NULL, 10.1, &n, &tail);
+    ck_assert_ptr_nonnull (head);
+    status_memo_keep (&m, &key, line, len, 10.0, 10.01);
     status_memo_clear (&m);
-    ck_assert_ptr_null (status_memo_reply (&m, &key, NULL, 10.1, &n));
+    ck_assert_ptr_null (given (&m, &key, NULL, 10.1, &n));
+    ck_assert_uint_eq (tail->len + n, len);
+    ck_assert_int_eq (memcmp (tail->data, line + strlen ("{\"id\":null"), tail->len), 0);
+    free (head);
+    shared_text_unref (tail);
     free (line);
 
     /* a small reply is not kept; nor one of another form */
