@@ -621,6 +621,26 @@ def big_job(nodes, leases, waiting, flood=0, output_max=128):
     return p, os.path.join(keep, "s.sock"), pid, os.path.join(keep, "berthd.err")
 
 
+def end_big_job(p, conns):
+    for w in conns:
+        w.close()
+    p.stdin.close()
+    p.wait()
+
+
+def never_reading(sock, n, each):
+    """n connections that each send `each` status requests and never read
+    (their receive buffers as small as they go)."""
+    out = []
+    for _ in range(n):
+        w = socket.socket(socket.AF_UNIX)
+        w.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        w.connect(sock)
+        w.sendall(b"".join(b'{"op":"status","id":%d}\n' % i for i in range(1, each + 1)))
+        out.append(w)
+    return out
+
+
 def status_lines(sock, ids):
     """The replies to status requests of ids sent in one write."""
     c = socket.socket(socket.AF_UNIX)
@@ -640,8 +660,8 @@ def test_status_flood():
     same snapshot: its uptime_s is the same), and any other request makes
     the next status a new one, and a kept reply is queued by reference, not
     copied for each; the connections furthest behind are closed, another
-    client's status is answered. (That memory goes back once the clients are gone is
-    test_watchers_never_read's.)"""
+    client's status is answered. (That memory goes back once the clients
+    are gone is test_watchers_never_read's.)"""
     p, sock, pid, log = big_job(1000, 500, 5, flood=100, output_max=16)
     flood = []
     try:
@@ -663,12 +683,7 @@ def test_status_flood():
         t.check(after["daemon"]["uptime_s"] != a["daemon"]["uptime_s"],
                 "after another request, the next status is built again", str(after["daemon"])[:200])
         before = rss_kib(pid)
-        for _ in range(100):
-            w = socket.socket(socket.AF_UNIX)
-            w.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            w.connect(sock)
-            w.sendall(b'{"op":"status","id":1}\n{"op":"status","id":2}\n')
-            flood.append(w)
+        flood = never_reading(sock, 100, 2)
         (other,) = status_lines(sock, (4,))
         closed = wait_until(lambda: "over its bound of 16 MiB" in open(log).read(), 30, 0.2)
         wait_until(lambda: False, 2, 0.2)      # the rest of the flood served or closed
@@ -687,18 +702,15 @@ def test_status_flood():
         print(f"info: 100 clients x 2 status of 1,000 nodes, never read, --output-max 16: RSS "
               f"{before // 1024} -> {peak // 1024} MiB, {rss_kib(pid) // 1024} MiB once they are gone", flush=True)
     finally:
-        for w in flood:
-            w.close()
-        p.stdin.close()
-        p.wait()
+        end_big_job(p, flood)
 
 
 def test_output_bound_drops():
     """Issue 24, finding 6: status replies under the size that is kept (200
     fake nodes: each about 185 KB, built for each request), asked for by
     150 clients, four times each (the first goes to the socket's buffer),
-    that never read (sent while berthd is
-    stopped, so that it reads them together), under --output-max 4 (MiB):
+    that never read (sent while berthd is stopped, so that it reads them
+    together), under --output-max 4 (MiB):
     the connection closed by the bound has its output dropped at once, so
     that berthd's memory stays near the bound, not the flood's 110 MB (before
     e938032 a closed connection's output stayed to the end of the loop's
@@ -718,12 +730,7 @@ def test_output_bound_drops():
         # turn of its loop, however fast this machine is
         os.kill(pid, signal.SIGSTOP)
         try:
-            for _ in range(150):
-                w = socket.socket(socket.AF_UNIX)
-                w.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-                w.connect(sock)
-                w.sendall(b"".join(b'{"op":"status","id":%d}\n' % i for i in range(1, 5)))
-                flood.append(w)
+            flood = never_reading(sock, 150, 4)
         finally:
             os.kill(pid, signal.SIGCONT)
         closed = wait_until(lambda: "over its bound of 4 MiB" in open(log).read(), 30, 0.2)
@@ -739,10 +746,7 @@ def test_output_bound_drops():
         print(f"info: 150 clients x 4 status of 200 nodes ({size} bytes), never read, --output-max 4: "
               f"RSS {before // 1024} -> {peak // 1024} MiB", flush=True)
     finally:
-        for w in flood:
-            w.close()
-        p.stdin.close()
-        p.wait()
+        end_big_job(p, flood)
 
 
 def main():
