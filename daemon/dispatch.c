@@ -80,10 +80,9 @@ static OP_HANDLER (status)
         return OP_AGAIN;
     /* whoever sees the state sees a log up to date with it */
     events_flush (d->events);
-    bool all = !req->status.queue_only && !req->status.pid;
     if (req->status.pid) {        /* small: built each time, never kept */
-        json_t *msg = proto_status_reply (req->id, NULL, NULL,
-                                          status_queue_of_pid (d, req->status.pid));
+        json_t *queue = status_queue_of_pid (d, req->status.pid);
+        json_t *msg = proto_status_reply (req->id, NULL, NULL, queue);
         if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0) {
             json_decref (msg);
             return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory "
@@ -92,6 +91,7 @@ static OP_HANDLER (status)
         op_json (out, msg);
         return OP_ANSWERED;
     }
+    bool all = !req->status.queue_only;
     struct status_memo *memo = &d->status_memo[all ? 0 : 1];
     struct status_key key;
     double now = now_mono ();

@@ -184,7 +184,7 @@ static int held_reason (const struct queue *q, int rc,
     return rc;
 }
 
-static int entry_of (struct queue *q, uint64_t ticket,
+static int entry_of (const struct queue *q, uint64_t ticket,
                      struct waitqueue_entry_info *info)
 {
     return held_reason (q, waitqueue_find (q->wq, ticket, info), info);
@@ -302,8 +302,7 @@ int queue_entries_of_pid (const struct queue *q, pid_t pid,
     int n = 0;
     for (const struct waiter *w = q->waiters; w && n < max; w = w->next)
         if (w->pid == pid && w->ticket
-            && held_reason (q, waitqueue_find (q->wq, w->ticket, &info[n]),
-                            &info[n]) == 0)
+            && entry_of (q, w->ticket, &info[n]) == 0)
             n++;
     return n;
 }

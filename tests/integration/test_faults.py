@@ -606,7 +606,8 @@ def test_watchers_never_read():
 def big_job(nodes, leases, waiting, flood=0, output_max=128):
     """A berthd over a fake Slurm job (tests/bench/big_status.py --keep),
     with room for FLOOD more connections: (the script's process, berthd's
-    socket, berthd's pid, its log)."""
+    socket, berthd's pid, its log), or None (a failed check) if it did not
+    start."""
     keep = tempfile.mkdtemp(prefix="berth-bigf-")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "big_status.py")
     p = subprocess.Popen([sys.executable, script, "--nodes", str(nodes), "--leases", str(leases),
@@ -618,6 +619,10 @@ def big_job(nodes, leases, waiting, flood=0, output_max=128):
     if ready == "ready":
         out = subprocess.run(["pgrep", "-f", "berthd.*" + keep], capture_output=True, text=True).stdout.split()
         pid = int(out[0]) if out else None
+    t.check(pid is not None, f"a berthd over a fake job of {nodes} nodes", ready)
+    if pid is None:
+        end_big_job(p, [])
+        return None
     return p, os.path.join(keep, "s.sock"), pid, os.path.join(keep, "berthd.err")
 
 
@@ -662,12 +667,12 @@ def test_status_flood():
     copied for each; the connections furthest behind are closed, another
     client's status is answered. (That memory goes back once the clients
     are gone is test_watchers_never_read's.)"""
-    p, sock, pid, log = big_job(1000, 500, 5, flood=100, output_max=16)
+    job = big_job(1000, 500, 5, flood=100, output_max=16)
+    if not job:
+        return
+    p, sock, pid, log = job
     flood = []
     try:
-        t.check(pid is not None, "a berthd over a fake job of 1,000 nodes")
-        if pid is None:
-            return
         a, b = status_lines(sock, (1, 2))
         t.check(a.get("ok") and b.get("ok") and (a["id"], b["id"]) == (1, 2), "two status requests answered",
                 str(a)[:200])
@@ -715,12 +720,12 @@ def test_output_bound_drops():
     that berthd's memory stays near the bound, not the flood's 110 MB (before
     e938032 a closed connection's output stayed to the end of the loop's
     turn: all of it)."""
-    p, sock, pid, log = big_job(200, 100, 5, flood=150, output_max=4)
+    job = big_job(200, 100, 5, flood=150, output_max=4)
+    if not job:
+        return
+    p, sock, pid, log = job
     flood = []
     try:
-        t.check(pid is not None, "a berthd over a fake job of 200 nodes")
-        if pid is None:
-            return
         (a,) = status_lines(sock, (1,))
         size = len(json.dumps(a))
         t.check(100_000 < size < 256 * 1024, "a status reply too small to be kept, large enough to count",
