@@ -67,14 +67,17 @@ void event_line_print (FILE *f, const json_t *ev)
     } else if (!strcmp (kind, "allocation")) {
         const json_t *nodes = json_object_get (ev, "nodes"), *n;
         size_t i;
-        long long cores = 0, gpus = 0;
-        json_array_foreach (nodes, i, n) {
-            cores += json_integer_value (json_object_get (n, "ncores"));
-            gpus += json_integer_value (json_object_get (n, "gpus"));
+        long long cores = 0, gpus = 0, count = 0;
+        json_array_foreach (nodes, i, n) {      /* a node, or a run of them */
+            json_int_t k = json_object_get (n, "names")
+                               ? json_integer_value (json_object_get (n, "count")) : 1;
+            count += k;
+            cores += k * json_integer_value (json_object_get (n, "ncores"));
+            gpus += k * json_integer_value (json_object_get (n, "gpus"));
         }
-        fprintf (f, " berthd started: job %s on %s, %zu node%s, %lld cores, %lld GPUs",
-                 str (ev, "job_id", "(none)"), str (ev, "machine", "?"),
-                 json_array_size (nodes), json_array_size (nodes) == 1 ? "" : "s", cores, gpus);
+        fprintf (f, " berthd started: job %s on %s, %lld node%s, %lld cores, %lld GPUs",
+                 str (ev, "job_id", "(none)"), str (ev, "machine", "?"), count,
+                 count == 1 ? "" : "s", cores, gpus);
     } else
         fprintf (f, " (%zu members)", json_object_size (ev));
     fputc ('\n', f);

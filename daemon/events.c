@@ -143,14 +143,7 @@ void events_set_sink (struct events *ev, events_sink_fn fn, void *arg)
 void events_allocation (struct events *ev, const struct allocation *alloc,
                         const char *machine_name)
 {
-    json_t *a = allocation_to_json (alloc), *nodes = json_array (), *n;
-    size_t i;
-    json_array_foreach (a ? json_object_get (a, "nodes") : NULL, i, n)
-        json_array_append_new (nodes, json_pack (
-            "{s:O s:O s:O? s:O?}", "name", json_object_get (n, "name"),
-            "cores", json_object_get (n, "cores"), "ncores", json_object_get (n, "ncores"),
-            "gpus", json_object_get (n, "gpus")));
-    json_decref (a);
+    json_t *nodes = allocation_node_runs (alloc);
     if (json_array_size (nodes) == 0) {
         json_decref (nodes);
         return;

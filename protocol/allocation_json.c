@@ -2,6 +2,7 @@
 /* The allocation as JSON: berthd's status reply and allocation event carry
  * it, and `berth machine --allocation --json` prints it. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "allocation_json.h"
 #include "hostlist.h"
@@ -72,4 +73,54 @@ done:
     free (names);
     free (nodelist);
     return o;
+}
+
+static bool same_node_shape (const struct allocation_node *a,
+                             const struct allocation_node *b)
+{
+    return a->ncores == b->ncores && a->gpus == b->gpus
+           && !memcmp (a->core_ids, b->core_ids,
+                       (size_t) a->ncores * sizeof (int));
+}
+
+static json_t *node_run (const struct allocation *a, int first, int count)
+{
+    const struct allocation_node *nd = &a->nodes[first];
+    int len = idset_format (nd->core_ids, nd->ncores, NULL, 0);
+    char *cores = len >= 0 ? malloc (len + 1) : NULL;
+    char *names = count > 1 ? hostlist_range (nd->name,
+                                              a->nodes[first + count - 1].name)
+                            : NULL;
+    json_t *o = NULL;
+    if (cores && (names || count == 1)) {
+        idset_format (nd->core_ids, nd->ncores, cores, len + 1);
+        o = count > 1
+                ? json_pack ("{s:s s:i s:s s:i s:i}", "names", names, "count",
+                             count, "cores", cores, "ncores", nd->ncores,
+                             "gpus", nd->gpus)
+                : json_pack ("{s:s s:s s:i s:i}", "name", nd->name, "cores",
+                             cores, "ncores", nd->ncores, "gpus", nd->gpus);
+    }
+    free (cores);
+    free (names);
+    return o;
+}
+
+json_t *allocation_node_runs (const struct allocation *a)
+{
+    json_t *runs = json_array ();
+    for (int i = 0; runs && i < a->nnodes;) {
+        int k = 1;
+        while (i + k < a->nnodes
+               && same_node_shape (&a->nodes[i], &a->nodes[i + k])
+               && hostlist_name_follows (a->nodes[i + k - 1].name,
+                                         a->nodes[i + k].name))
+            k++;
+        if (json_array_append_new (runs, node_run (a, i, k)) < 0) {
+            json_decref (runs);
+            return NULL;
+        }
+        i += k;
+    }
+    return runs;
 }

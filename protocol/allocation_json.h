@@ -14,4 +14,11 @@
  * warnings. Unknown figures are null. NULL only when out of memory. */
 json_t *allocation_to_json (const struct allocation *a);
 
+/* The nodes as the allocation event logs them: a run of nodes whose names
+ * follow one another (a host list range) with the same cores and GPUs is
+ * one entry {names, count, cores, ncores, gpus}; a node alone is {name,
+ * cores, ncores, gpus}. 10,000 like nodes are one short entry, not 600 KB.
+ * NULL only when out of memory. */
+json_t *allocation_node_runs (const struct allocation *a);
+
 #endif

@@ -205,7 +205,8 @@ struct proto_event {
     berth_error_t error;          /* refused */
     char *job_id, *machine;       /* allocation: either may be NULL */
     json_t *nodes;                /* allocation: [{name, cores (id set text),
-                                   * ncores, gpus}], each checked */
+                                   * ncores, gpus}], each checked, one a
+                                   * node (a logged run expanded) */
 };
 
 json_t *proto_event_waited (double time, const char *label, int position,

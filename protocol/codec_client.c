@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec_internal.h"
+#include "hostlist.h"
 
 
 static const char *const event_names[] = {
@@ -138,6 +139,58 @@ int proto_decode_render_reply (const json_t *msg, struct launch *launch,
     return codec_decode_launch (&c, argv, json_object_get (msg, "env_delta"), launch);
 }
 
+/* One entry of the allocation event's nodes onto out, one object per node:
+ * a node {name, ...} as it is, a run {names (a host list), count, ...}
+ * expanded, its count checked against its names. */
+static int decode_node_entry (const struct codec_ctx *c, size_t i, json_t *node,
+                              json_t *out)
+{
+    char field[48], *name = NULL, **names = NULL;
+    int n = 0, count = 1;
+    json_t *cores = json_object_get (node, "cores");
+    json_t *names_v = json_object_get (node, "names");
+    snprintf (field, sizeof (field), "nodes[%zu]", i);
+    if (!json_is_object (node))
+        return codec_bad (c, field, "an object", node);
+    snprintf (field, sizeof (field), "nodes[%zu].cores", i);
+    if (!json_is_string (cores))
+        return codec_bad (c, field, "a core id set such as \"0-127\"", cores ? cores : json_null ());
+    snprintf (field, sizeof (field), "nodes[%zu].ncores", i);
+    if (codec_get_i (c, field, json_object_get (node, "ncores"), 0, PROTO_MAX_COUNT, &n) < 0)
+        return -1;
+    snprintf (field, sizeof (field), "nodes[%zu].gpus", i);
+    if (codec_get_i (c, field, json_object_get (node, "gpus"), 0, PROTO_MAX_COUNT, &n) < 0)
+        return -1;
+    if (!names_v) {
+        snprintf (field, sizeof (field), "nodes[%zu].name", i);
+        if (codec_need (c, field, json_object_get (node, "name"), "a node name") < 0
+            || codec_get_name (c, field, json_object_get (node, "name"), &name) < 0)
+            return -1;
+        free (name);
+        return json_array_append (out, node) < 0 ? errprintf_code (c->err, PROTO_ERR_INTERNAL, "out of memory") : 0;
+    }
+    snprintf (field, sizeof (field), "nodes[%zu].names", i);
+    berth_error_t e;
+    if (!json_is_string (names_v))
+        return codec_bad (c, field, "a host list such as \"nid[0001-0004]\"", names_v);
+    if (hostlist_expand (json_string_value (names_v), &names, &n, &e) < 0)
+        return errprintf_code (c->err, c->code, "%s: field '%s': %s", c->where, field, e.text);
+    snprintf (field, sizeof (field), "nodes[%zu].count", i);
+    int rc = codec_get_i (c, field, json_object_get (node, "count"), 1, HOSTLIST_MAX, &count);
+    if (rc == 0 && count != n)
+        rc = errprintf_code (c->err, c->code, "%s: field '%s' is %d, but names '%s' are %d",
+                             c->where, field, count, json_string_value (names_v), n);
+    for (int k = 0; rc == 0 && k < n; k++) {
+        json_t *one = json_pack ("{s:s s:O s:O s:O}", "name", names[k], "cores", cores,
+                                 "ncores", json_object_get (node, "ncores"), "gpus",
+                                 json_object_get (node, "gpus"));
+        if (json_array_append_new (out, one) < 0)
+            rc = errprintf_code (c->err, PROTO_ERR_INTERNAL, "out of memory");
+    }
+    hostlist_free (names, n);
+    return rc;
+}
+
 /* The allocation event's nodes, each checked as the report will read it. */
 static int decode_allocation_event (const struct codec_ctx *c, const json_t *msg,
                                     struct proto_event *ev)
@@ -151,29 +204,15 @@ static int decode_allocation_event (const struct codec_ctx *c, const json_t *msg
         return -1;
     if (!json_is_array (nodes) || json_array_size (nodes) == 0)
         return codec_bad (c, "nodes", "a non-empty array of nodes", nodes ? nodes : json_null ());
-    json_array_foreach (nodes, i, node) {
-        char field[48], *name = NULL;
-        int n = 0;
-        json_t *cores = json_object_get (node, "cores");
-        snprintf (field, sizeof (field), "nodes[%zu]", i);
-        if (!json_is_object (node))
-            return codec_bad (c, field, "an object", node);
-        snprintf (field, sizeof (field), "nodes[%zu].name", i);
-        if (codec_need (c, field, json_object_get (node, "name"), "a node name") < 0
-            || codec_get_name (c, field, json_object_get (node, "name"), &name) < 0)
+    json_t *each = json_array ();
+    if (!each)
+        return errprintf_code (c->err, PROTO_ERR_INTERNAL, "out of memory");
+    json_array_foreach (nodes, i, node)
+        if (decode_node_entry (c, i, node, each) < 0) {
+            json_decref (each);
             return -1;
-        free (name);
-        snprintf (field, sizeof (field), "nodes[%zu].cores", i);
-        if (!json_is_string (cores))
-            return codec_bad (c, field, "a core id set such as \"0-127\"", cores ? cores : json_null ());
-        snprintf (field, sizeof (field), "nodes[%zu].ncores", i);
-        if (codec_get_i (c, field, json_object_get (node, "ncores"), 0, PROTO_MAX_COUNT, &n) < 0)
-            return -1;
-        snprintf (field, sizeof (field), "nodes[%zu].gpus", i);
-        if (codec_get_i (c, field, json_object_get (node, "gpus"), 0, PROTO_MAX_COUNT, &n) < 0)
-            return -1;
-    }
-    ev->nodes = json_incref (nodes);
+        }
+    ev->nodes = each;
     return 0;
 }
 

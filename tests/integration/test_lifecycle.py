@@ -18,8 +18,10 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (BERTHD, CORES_PER_NODE, NODES, Checks, Daemon, connectable,  # noqa: E402
+from harness import (BERTHD, CORES_PER_NODE, HOST, NODES, Checks, Daemon, connectable,  # noqa: E402
                      slurm_env, status, wait_until)
+
+BERTH = os.environ.get("BERTH", "")
 
 ALL = CORES_PER_NODE * len(NODES)
 t = Checks()
@@ -345,8 +347,45 @@ def test_systemd():
         d.cleanup()
 
 
+def test_allocation_event():
+    """The first line of the events log names every node in few bytes: a
+    run of like nodes whose names follow one another is one entry (1,000
+    nodes: one line of about 200 bytes, where one entry a node made 60 KB,
+    590 KB at 10,000 nodes, and most of berthd's start-up), and the readers
+    of the log (berth events, berth report) get every node back."""
+    d = Daemon()
+    d.env = slurm_env(d.dir, extra={"SLURM_JOB_NODELIST": f"{HOST},nid[000002-001000]",
+                                    "SLURM_JOB_NUM_NODES": "1000"})
+    d.start()
+    try:
+        with open(os.path.join(d.state, "events.jsonl")) as f:
+            first = f.readline()
+        ev = json.loads(first)
+        t.check(ev["event"] == "allocation" and len(first) < 1024,
+                "the allocation event of 1,000 nodes is one short line", f"{len(first)} bytes: {first[:300]}")
+        t.check([(n.get("name"), n.get("names"), n.get("count", 1)) for n in ev["nodes"]]
+                == [(HOST, None, 1), (None, "nid[000002-001000]", 999)],
+                "this host alone, then the run of 999 like nodes", str(ev["nodes"]))
+        if BERTH:
+            shown = subprocess.run([BERTH, "events"], env=dict(os.environ, BERTH_SOCKET=d.sock),
+                                   capture_output=True, text=True, timeout=30)
+            t.check("berthd started: job 4242 on pm-cpu, 1000 nodes, 128000 cores" in shown.stdout,
+                    "berth events counts every node of the runs", shown.stdout[:300] + shown.stderr)
+            c = d.client()
+            r = c.request("acquire", cores=2, label="one")
+            c.request("release", lease=r.get("lease"))
+            c.close()
+            status(d)                 # whoever asks for the state has the log up to date
+            report = subprocess.run([BERTH, "report", os.path.join(d.state, "events.jsonl")],
+                                    capture_output=True, text=True, timeout=30)
+            t.check(report.returncode == 0 and "steps 1 on 1000 nodes, 128000 cores" in report.stdout,
+                    "berth report reads the runs back to every node", report.stdout[:300] + report.stderr)
+    finally:
+        d.stop()
+
+
 def main():
-    t.run_each((test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env, test_detach_plain,
+    t.run_each((test_allocation_event, test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env, test_detach_plain,
                 test_crash_recovery, test_systemd))
     t.finish()
 

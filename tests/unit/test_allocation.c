@@ -8,6 +8,7 @@
 #include "allocation.h"
 #include "allocation_discover.h"
 #include "allocation_json.h"
+#include "codec.h"
 #include "idset.h"
 #include "testutil.h"
 
@@ -845,6 +846,50 @@ END_TEST
 
 /* ---- view ------------------------------------------------------------- */
 
+/* The allocation event's nodes: runs of like nodes whose names follow one
+ * another are one entry; the event decoded gives every node back, as
+ * allocation_to_json lists them. */
+START_TEST (node_runs_round_trip)
+{
+    slurm_job ("nid[000001-000004],nid000006,login1");
+    fake_set ("SLURMD_NODENAME=%s", "nid000001");
+    F.par.gpus_per_node = 4;
+    fake_set ("SLURM_JOB_CPUS_PER_NODE=%s", "128(x2),64,128(x3)");
+    struct allocation *a = discover ();
+    ck_assert_int_eq (a->nnodes, 6);
+    json_t *runs = allocation_node_runs (a);
+    char *text = json_dumps (runs, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_str_eq (text,
+        "[{\"cores\":\"0-127\",\"count\":2,\"gpus\":4,\"names\":\"nid[000001-000002]\",\"ncores\":128},"
+        "{\"cores\":\"0-63\",\"gpus\":4,\"name\":\"nid000003\",\"ncores\":64},"
+        "{\"cores\":\"0-127\",\"gpus\":4,\"name\":\"nid000004\",\"ncores\":128},"
+        "{\"cores\":\"0-127\",\"gpus\":4,\"name\":\"nid000006\",\"ncores\":128},"
+        "{\"cores\":\"0-127\",\"gpus\":4,\"name\":\"login1\",\"ncores\":128}]");
+    free (text);
+
+    json_t *line = proto_event_allocation (5, "4242", "pm-cpu", runs);
+    struct proto_event ev;
+    berth_error_t e;
+    ck_assert_int_eq (proto_decode_event (line, &ev, &e), 0);
+    json_t *view = allocation_to_json (a), *n;
+    json_t *nodes = json_object_get (view, "nodes");
+    size_t i;
+    ck_assert_int_eq (json_array_size (ev.nodes), json_array_size (nodes));
+    json_array_foreach (nodes, i, n) {
+        json_t *want = json_pack ("{s:O s:O s:O s:O}", "name", json_object_get (n, "name"),
+                                  "cores", json_object_get (n, "cores"), "ncores",
+                                  json_object_get (n, "ncores"), "gpus",
+                                  json_object_get (n, "gpus"));
+        ck_assert (json_equal (want, json_array_get (ev.nodes, i)));
+        json_decref (want);
+    }
+    proto_event_free (&ev);
+    json_decref (view);
+    json_decref (line);
+    allocation_destroy (a);
+}
+END_TEST
+
 START_TEST (json_view)
 {
     slurm_job ("nid[000001-000003]");
@@ -943,6 +988,7 @@ int main (void)
     tcase_add_test (tc, unknown_system);
     tcase_add_test (tc, real_edges_default);
     tcase_add_test (tc, json_view);
+    tcase_add_test (tc, node_runs_round_trip);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }
