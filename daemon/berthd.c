@@ -85,6 +85,9 @@ static const char usage_text[] =
 "  --output-max MIB          past MIB MiB of unread output for all clients\n"
 "                            together, close the one furthest behind\n"
 "                            (default 128)\n"
+"  --events-max MIB          past MIB MiB the events log is kept as\n"
+"                            events.jsonl.1 and a new one begun (default 256;\n"
+"                            0: no bound)\n"
 "  --spin-us N               after reading a request, poll N microseconds for\n"
 "                            the next before sleeping (default 30; 0: sleep\n"
 "                            at once; never with a single CPU)\n"
@@ -103,7 +106,7 @@ enum {
     OPT_MACHINE = 256, OPT_CONFIG, OPT_COMPILER, OPT_MACHINE_PATH, OPT_SOCKET, OPT_STATE_DIR,
     OPT_FOREGROUND, OPT_DETACH, OPT_PRINT_ENV, OPT_MAX_CONN, OPT_MAX_LEASES,
     OPT_OVERTAKES, OPT_STARVE_SECS, OPT_DRAIN, OPT_GRACE, OPT_JOURNAL, OPT_DISCARD,
-    OPT_DEADLINE, OPT_STALL, OPT_OUTMAX, OPT_SPIN, OPT_HELP,
+    OPT_DEADLINE, OPT_STALL, OPT_OUTMAX, OPT_EVMAX, OPT_SPIN, OPT_HELP,
     OPT_VERSION,
 };
 
@@ -128,6 +131,7 @@ static const struct option long_options[] = {
     { "deadline-policy", required_argument, NULL, OPT_DEADLINE },
     { "output-stall", required_argument, NULL, OPT_STALL },
     { "output-max", required_argument, NULL, OPT_OUTMAX },
+    { "events-max", required_argument, NULL, OPT_EVMAX },
     { "spin-us", required_argument, NULL, OPT_SPIN },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
@@ -175,7 +179,7 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
         .starvation_seconds = WAITQUEUE_DEFAULT_MAX_WAIT,
         .drain_timeout = 60, .reclaim_grace = 30, .configs = configs,
         .journal_records = 4096, .output_stall = 60, .spin_us = 30,
-        .output_max = (size_t) 128 << 20,
+        .output_max = (size_t) 128 << 20, .events_max = (size_t) 256 << 20,
     };
     opterr = 0;
     while ((c = getopt_long (argc, argv, ":", long_options, NULL)) != -1) {
@@ -232,6 +236,13 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
             rc = parse_int ("output-max", optarg, 1, 1 << 16, &mib, err);
             if (rc == 0)
                 cfg->output_max = (size_t) mib << 20;
+            break;
+        }
+        case OPT_EVMAX: {
+            int mib;
+            rc = parse_int ("events-max", optarg, 0, 1 << 20, &mib, err);
+            if (rc == 0)
+                cfg->events_max = (size_t) mib << 20;
             break;
         }
         case OPT_SPIN:
@@ -542,7 +553,8 @@ static int start (struct berthd *d, int *code, berth_error_t *err)
     if (!(d->base = event_base_new ()))
         built = errprintf (err, "cannot create the event loop");
     else if (leases_init (d, err) < 0
-             || !(d->events = events_create (d->base, d->state_dir, err))
+             || !(d->events = events_create (d->base, d->state_dir,
+                                                 d->cfg.events_max, err))
              || journal_open_ledger (d->journal, d->alloc, &d->ledger,
                                      &d->empty, err) < 0)
         built = -1;

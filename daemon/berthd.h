@@ -70,6 +70,8 @@ struct berthd_config {
                                      closed */
     size_t output_max;            /* bytes of unread output for all
                                      connections together (server.c) */
+    size_t events_max;            /* the events log's size before it is
+                                     rotated (events.c); 0: unbounded */
     enum deadline_policy deadline_policy;   /* a step that runs past the
                                                job's end: refuse or warn */
     int spin_us;                  /* poll this long after a read before

@@ -33,6 +33,10 @@ struct events {
     char path[PATH_MAX + 16];     /* state_dir/events.jsonl */
     int fd;                       /* appended to; -1: none */
     off_t start;                  /* where this run's events begin */
+    off_t max;                    /* past it the log is rotated; 0: never */
+    off_t next_try;               /* a rotation failed: not before this size */
+    char *first;                  /* the allocation line, first of each file */
+    size_t first_len;
     struct evbuffer *buf;         /* events not yet in the log */
     struct event *flush_ev;       /* writes them out soon */
     events_sink_fn sink;
@@ -46,6 +50,54 @@ static int open_log (const struct events *ev, berth_error_t *err)
         return errprintf (err, "cannot open the events log %s: %s", ev->path,
                           strerror (errno));
     return fd;
+}
+
+/* A new file of the log starts with the allocation line. */
+static void begin_file (const struct events *ev, int fd)
+{
+    if (ev->first
+        && write (fd, ev->first, ev->first_len) != (ssize_t) ev->first_len)
+        log_msg (LOG_WARNING, "the new events log %s lacks its allocation "
+                 "line: %s", ev->path, strerror (errno));
+}
+
+/* Past --events-max the log becomes events.jsonl.1 (one older file kept,
+ * so the disk holds at most twice the bound) and a new one starts with the
+ * allocation line, so that a reader of either knows every node. A watch's
+ * history is then what the new file holds. */
+static void rotate (struct events *ev, off_t size)
+{
+    char old[sizeof (ev->path) + 2];
+    berth_error_t err;
+    snprintf (old, sizeof (old), "%s.1", ev->path);
+    int fd = -1;
+    if (rename (ev->path, old) < 0)
+        errprintf (&err, "cannot rename the events log %s to %s: %s",
+                   ev->path, old, strerror (errno));
+    else if ((fd = open_log (ev, &err)) >= 0)
+        begin_file (ev, fd);
+    if (fd < 0) {
+        ev->next_try = size + ev->max / 8 + 1;
+        log_msg (LOG_ERR, "%s; the events log (%lld MiB) goes on growing, "
+                 "rotated again once %lld MiB", err.text,
+                 (long long) (size >> 20), (long long) (ev->next_try >> 20));
+        return;
+    }
+    close (ev->fd);
+    ev->fd = fd;
+    ev->start = 0;
+    ev->next_try = 0;
+    log_msg (LOG_INFO, "the events log reached %lld MiB (--events-max "
+             "%lld): kept as %s, a new one begun", (long long) (size >> 20),
+             (long long) (ev->max >> 20), old);
+}
+
+static void bound_size (struct events *ev)
+{
+    struct stat st;
+    if (ev->max > 0 && ev->fd >= 0 && fstat (ev->fd, &st) == 0
+        && st.st_size >= ev->max && st.st_size >= ev->next_try)
+        rotate (ev, st.st_size);
 }
 
 void events_flush (struct events *ev)
@@ -76,6 +128,8 @@ void events_flush (struct events *ev)
         }
         written += (size_t) w;
     }
+    if (written > 0)
+        bound_size (ev);
 }
 
 static void flush_cb (evutil_socket_t fd, short what, void *arg)
@@ -86,7 +140,7 @@ static void flush_cb (evutil_socket_t fd, short what, void *arg)
 }
 
 struct events *events_create (struct event_base *base, const char *state_dir,
-                              berth_error_t *err)
+                              size_t max, berth_error_t *err)
 {
     struct events *ev = calloc (1, sizeof (*ev));
     if (!ev) {
@@ -94,6 +148,7 @@ struct events *events_create (struct event_base *base, const char *state_dir,
         return NULL;
     }
     ev->fd = -1;
+    ev->max = (off_t) max;
     if (snprintf (ev->path, sizeof (ev->path), "%s/events.jsonl", state_dir)
         >= (int) sizeof (ev->path)) {
         errprintf (err, "the events log's path is too long: %s/events.jsonl",
@@ -127,6 +182,7 @@ void events_destroy (struct events *ev)
         evbuffer_free (ev->buf);
     if (ev->fd >= 0)
         close (ev->fd);
+    free (ev->first);
     free (ev);
 }
 
@@ -148,8 +204,18 @@ void events_allocation (struct events *ev, const struct allocation *alloc,
         json_decref (nodes);
         return;
     }
-    events_emit (ev, proto_event_allocation (now_wall (), alloc->job_id,
-                                             machine_name, nodes));
+    json_t *event = proto_event_allocation (now_wall (), alloc->job_id,
+                                            machine_name, nodes);
+    char *line = event ? proto_line (event) : NULL;
+    json_decref (event);
+    if (!line || !ev) {
+        free (line);
+        return;
+    }
+    free (ev->first);             /* kept for the top of a rotated log */
+    ev->first_len = strlen (line);
+    ev->first = strdup (line);
+    events_emit_line (ev, line, ev->first_len);
 }
 
 /* SIGHUP: a log rotated away is started anew. */
@@ -165,14 +231,17 @@ void events_reopen (struct events *ev)
         return;
     }
     events_flush (ev);
-    bool same = ev->fd >= 0 && fstat (ev->fd, &a) == 0
-                && fstat (fd, &b) == 0 && a.st_dev == b.st_dev
-                && a.st_ino == b.st_ino;
+    bool known = fstat (fd, &b) == 0;
+    bool same = known && ev->fd >= 0 && fstat (ev->fd, &a) == 0
+                && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     if (ev->fd >= 0)
         close (ev->fd);
     ev->fd = fd;
-    if (!same)
+    if (!same) {
         ev->start = 0;
+        if (known && b.st_size == 0)
+            begin_file (ev, fd);
+    }
 }
 
 void events_emit (struct events *ev, json_t *event)

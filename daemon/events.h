@@ -24,9 +24,11 @@ struct events;
 typedef void (*events_sink_fn) (void *arg, const char *line, size_t len);
 
 /* Open (create) state_dir/events.jsonl for appending; this run's events
- * begin at its current end. NULL (err) when it cannot be opened. */
+ * begin at its current end. Once it holds max bytes (0: no bound) it is
+ * renamed events.jsonl.1 and a new one begun with the allocation line.
+ * NULL (err) when it cannot be opened. */
 struct events *events_create (struct event_base *base, const char *state_dir,
-                              berth_error_t *err);
+                              size_t max, berth_error_t *err);
 /* Write out what is gathered, then close (NULL: nothing). */
 void events_destroy (struct events *ev);
 void events_set_sink (struct events *ev, events_sink_fn fn, void *arg);

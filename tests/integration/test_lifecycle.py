@@ -384,8 +384,53 @@ def test_allocation_event():
         d.stop()
 
 
+def test_events_bounded():
+    """--events-max MIB: past it the events log is kept as events.jsonl.1
+    (one older file: the disk holds at most twice the bound) and a new one
+    begins with the allocation line, so that a report of either knows every
+    node; the leases go on."""
+    p = subprocess.run([BERTHD, "--events-max", "-1"], capture_output=True, text=True, timeout=10)
+    t.check(p.returncode == 2 and "events-max" in p.stderr and "-1" in p.stderr,
+            "a bad --events-max exits 2, naming the value", f"{p.returncode} {p.stderr}")
+    d = Daemon(args=["--events-max", "1"]).start()
+    try:
+        c = d.client()
+        rotated = os.path.join(d.state, "events.jsonl.1")
+        n = 0
+        while not os.path.exists(rotated) and n < 20000:
+            r = c.request("acquire", cores=1, label=f"step_{n:05d}_" + "x" * 200)
+            c.request("release", lease=r.get("lease"))
+            n += 1
+            if n % 100 == 0:
+                status(d)             # the log up to date: the bound is checked as it is written
+        status(d)
+        t.check(os.path.exists(rotated), "past 1 MiB the log is kept as events.jsonl.1", f"{n} grants")
+        with open(rotated) as f:
+            kept = f.readlines()
+        with open(os.path.join(d.state, "events.jsonl")) as f:
+            new = f.readlines()
+        first = json.loads(kept[0])
+        t.check(first["event"] == "allocation" and len("".join(kept)) >= 1 << 20,
+                "the kept file starts with the allocation line and holds the bound",
+                f"{len(kept)} lines, {kept[0][:100]}")
+        t.check(new and new[0] == kept[0], "the new one begins with the same allocation line", str(new[:2])[:300])
+        r = c.request("acquire", cores=1, label="after")
+        t.check(r.get("ok"), "grants go on after the rotation", str(r))
+        c.request("release", lease=r.get("lease"))
+        c.close()
+        status(d)
+        if BERTH:
+            report = subprocess.run([BERTH, "report", os.path.join(d.state, "events.jsonl")],
+                                    capture_output=True, text=True, timeout=30)
+            t.check(report.returncode == 0 and "on 4 nodes, 512 cores" in report.stdout,
+                    "berth report reads the new file, every node known", report.stdout[:300] + report.stderr)
+        t.check("a new one begun" in d.stderr(), "the rotation is logged", d.stderr()[-300:])
+    finally:
+        d.stop()
+
+
 def main():
-    t.run_each((test_allocation_event, test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env, test_detach_plain,
+    t.run_each((test_allocation_event, test_events_bounded, test_detached, test_shutdown, test_stale_allocation, test_usage, test_detach_print_env, test_detach_plain,
                 test_crash_recovery, test_systemd))
     t.finish()
 

@@ -61,12 +61,20 @@ static void run_until_file (const char *name, const char *want)
     ck_assert_str_eq (slurp (name), want);
 }
 
+/* name in the test's directory (two at a time) */
+static const char *path_in (const char *name)
+{
+    static char path[2][128];
+    static int k;
+    k = !k;
+    snprintf (path[k], sizeof (path[k]), "%s/%s", dir, name);
+    return path[k];
+}
+
 static char *slurp (const char *name)
 {
     static char buf[4096];
-    char path[128];
-    snprintf (path, sizeof (path), "%s/%s", dir, name);
-    FILE *f = fopen (path, "r");
+    FILE *f = fopen (path_in (name), "r");
     ck_assert_ptr_nonnull (f);
     size_t n = fread (buf, 1, sizeof (buf) - 1, f);
     fclose (f);
@@ -76,9 +84,7 @@ static char *slurp (const char *name)
 
 static void put (const char *name, const char *text)
 {
-    char path[128];
-    snprintf (path, sizeof (path), "%s/%s", dir, name);
-    FILE *f = fopen (path, "w");
+    FILE *f = fopen (path_in (name), "w");
     ck_assert_ptr_nonnull (f);
     fputs (text, f);
     fclose (f);
@@ -124,7 +130,7 @@ START_TEST (events_sink_then_file)
     off_t off;
     size_t len;
     put ("events.jsonl", "{\"event\":\"before\"}\n");
-    struct events *ev = events_create (base, dir, &err);
+    struct events *ev = events_create (base, dir, 0, &err);
     ck_assert_ptr_nonnull (ev);
     events_set_sink (ev, sink_cb, &s);
     ck_assert_ptr_null (history (ev, &off, &len));   /* nothing this run */
@@ -150,7 +156,7 @@ START_TEST (events_history_flushes_and_destroy_writes)
 {
     off_t off;
     size_t len;
-    struct events *ev = events_create (base, dir, &err);
+    struct events *ev = events_create (base, dir, 0, &err);
     ck_assert_ptr_nonnull (ev);
     events_emit (ev, json_pack ("{s:s}", "event", "a"));
     /* no loop ran: the history asks for a flush first */
@@ -168,7 +174,7 @@ START_TEST (events_reopen_after_rotation)
     char from[128], to[128];
     off_t off;
     size_t len;
-    struct events *ev = events_create (base, dir, &err);
+    struct events *ev = events_create (base, dir, 0, &err);
     ck_assert_ptr_nonnull (ev);
     events_emit (ev, json_pack ("{s:s}", "event", "old"));
     events_flush (ev);
@@ -188,6 +194,52 @@ START_TEST (events_reopen_after_rotation)
 }
 END_TEST
 
+/* Past its bound the log is kept as events.jsonl.1 and a new one begins
+ * with the allocation line; a log renamed away by hand (SIGHUP) too. */
+START_TEST (events_bounded)
+{
+    int ids[2] = { 0, 1 };
+    struct allocation_node nd = { .name = "n1", .core_ids = ids, .ncores = 2 };
+    struct allocation a = { .job_id = "7", .nodes = &nd, .nnodes = 1 };
+    off_t off;
+    size_t len;
+    struct events *ev = events_create (base, dir, 300, &err);
+    ck_assert_ptr_nonnull (ev);
+    events_allocation (ev, &a, "m");
+    events_flush (ev);
+    char first[256];
+    snprintf (first, sizeof (first), "%s", slurp ("events.jsonl"));
+    ck_assert_ptr_nonnull (strstr (first, "\"event\":\"allocation\""));
+    size_t head = strlen (first);
+    ck_assert_uint_lt (head, 150);
+    int n = 0;
+    while (access (path_in ("events.jsonl.1"), F_OK) != 0) {
+        ck_assert_int_lt (n, 100);
+        events_emit (ev, json_pack ("{s:s s:i}", "event", "e", "n", n++));
+        events_flush (ev);
+    }
+    /* the kept file: the allocation line, then every event so far */
+    const char *kept = slurp ("events.jsonl.1");
+    ck_assert_uint_ge (strlen (kept), 300);
+    ck_assert (!strncmp (kept, first, head));
+    char last[64];
+    snprintf (last, sizeof (last), "{\"event\":\"e\",\"n\":%d}\n", n - 1);
+    ck_assert_str_eq (kept + strlen (kept) - strlen (last), last);
+    /* the new one: the allocation line alone, and the history is it */
+    ck_assert_str_eq (slurp ("events.jsonl"), first);
+    ck_assert_str_eq (history (ev, &off, &len), first);
+    ck_assert_int_eq (off, 0);
+    events_emit (ev, json_pack ("{s:s}", "event", "after"));
+    events_flush (ev);
+    ck_assert_str_eq (slurp ("events.jsonl") + head, "{\"event\":\"after\"}\n");
+    /* renamed away by hand, reopened: the new file starts the same way */
+    ck_assert_int_eq (rename (path_in ("events.jsonl"), path_in ("events.jsonl.2")), 0);
+    events_reopen (ev);
+    ck_assert_str_eq (slurp ("events.jsonl"), first);
+    events_destroy (ev);
+}
+END_TEST
+
 START_TEST (events_without_a_log)
 {
     int fd;
@@ -195,7 +247,7 @@ START_TEST (events_without_a_log)
     size_t len;
     char missing[128];
     snprintf (missing, sizeof (missing), "%s/nowhere", dir);
-    ck_assert_ptr_null (events_create (base, missing, &err));
+    ck_assert_ptr_null (events_create (base, missing, 0, &err));
     ck_assert_ptr_nonnull (strstr (err.text, "cannot open the events log"));
     /* NULL drops what it is given */
     events_emit (NULL, json_pack ("{s:s}", "event", "x"));
@@ -468,6 +520,7 @@ int main (void)
     tcase_add_test (tc, events_history_flushes_and_destroy_writes);
     tcase_add_test (tc, events_reopen_after_rotation);
     tcase_add_test (tc, events_without_a_log);
+    tcase_add_test (tc, events_bounded);
     suite_add_tcase (s, tc);
     tc = tcase_create ("jobend");
     tcase_add_checked_fixture (tc, setup, teardown);
