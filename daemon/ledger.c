@@ -310,7 +310,10 @@ int ledger_acquire (struct ledger *l, const struct step_shape *sh,
     if (!ls && oom)
         return errprintf (err, "out of memory placing a step");
     if (!ls) {
-        lg_explain (l, sh, layout, why, whysize);
+        if (why && whysize) {
+            l->explained++;
+            lg_explain (l, sh, layout, why, whysize);
+        }
         return 1;
     }
     ls->id = l->next_id;
@@ -344,10 +347,16 @@ int ledger_release (struct ledger *l, uint64_t id, berth_error_t *err)
     return 0;
 }
 
-void ledger_explain (const struct ledger *l, const struct step_shape *sh,
+void ledger_explain (struct ledger *l, const struct step_shape *sh,
                      enum ledger_layout layout, char *why, size_t whysize)
 {
+    l->explained++;
     lg_explain (l, sh, layout, why, whysize);
+}
+
+uint64_t ledger_explained (const struct ledger *l)
+{
+    return l->explained;
 }
 
 uint64_t ledger_generation (const struct ledger *l)

@@ -153,8 +153,11 @@ int ledger_nnodes (const struct ledger *l);
 
 /* Why the shape does not fit now, in ledger_acquire's words (nothing is
  * placed; what is reserved counts as taken). */
-void ledger_explain (const struct ledger *l, const struct step_shape *shape,
+void ledger_explain (struct ledger *l, const struct step_shape *shape,
                      enum ledger_layout layout, char *why, size_t whysize);
+/* How many explanations the ledger has composed (each scans every node):
+ * what tests and benchmarks count the work of a round by. */
+uint64_t ledger_explained (const struct ledger *l);
 
 /* A count that changes whenever what is free or the expected ends of
  * leases change (an acquire, a release, a restore, an expected end set);

@@ -49,6 +49,7 @@ struct ledger {
     int *resv, nresv;          /* reserved nodes */
     uint64_t gen;              /* counts changes of what is free or when
                                   it frees (ledger_generation) */
+    uint64_t explained;        /* ledger_explained */
 };
 
 /* Node sets, the free-count buckets' node indices (static for the reason

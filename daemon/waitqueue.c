@@ -32,6 +32,7 @@ struct entry {
     char why[256];            /* from the last try */
     uint64_t why_gen;         /* the ledger's generation it was true of */
     bool why_fixed;           /* it cannot be placed at all: stays true */
+    bool why_due;             /* tried and did not fit, not explained yet */
     char reason[320];         /* why, with its place in the queue (built
                                  when asked for) */
     bool fresh;               /* added since the last round */
@@ -263,10 +264,15 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
     struct entry *e = q->e[i];
     uint64_t lease;
     berth_error_t lerr;
-    int rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease,
-                             e->why, sizeof (e->why), &lerr);
-    e->why_gen = ledger_generation (q->ledger);
+    /* A request that does not fit is explained when someone asks why
+     * (reason_of), not here: an explanation scans every node, and a round
+     * tries every waiter. */
+    int rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease, NULL, 0,
+                             &lerr);
     e->why_fixed = rc < 0;
+    e->why_due = rc == 1;
+    if (rc == 1 && !e->why[0])
+        snprintf (e->why, sizeof (e->why), "does not fit yet");
     if (rc < 0) {
         snprintf (e->why, sizeof (e->why), "cannot be placed: %.200s", lerr.text);
         return false;
@@ -445,9 +451,10 @@ static const char *reason_of (const struct waitqueue *q, int i)
 {
     struct entry *e = q->e[i];
     uint64_t gen = ledger_generation (q->ledger);
-    if (e->why[0] && !e->why_fixed && e->why_gen != gen) {
+    if (e->why[0] && !e->why_fixed && (e->why_due || e->why_gen != gen)) {
         ledger_explain (q->ledger, &e->shape, e->layout, e->why, sizeof (e->why));
         e->why_gen = gen;
+        e->why_due = false;
     }
     int hpos = q->held ? index_of (q, q->held) + 1 : 0;
     if (q->held && i + 1 > hpos) {
