@@ -92,6 +92,7 @@ struct conn {
                                      read none of its output (it had some) */
     struct event *deferred;
     struct conn *prev, *next;
+    struct conn *wprev, *wnext;   /* among the watchers */
 };
 
 struct server {
@@ -106,6 +107,8 @@ struct server {
                                      last logged (0: never) */
     unsigned long long accept_failures;   /* since then */
     struct conn *conns;           /* every open connection */
+    struct conn *watchers;        /* those watching: an event is sent to
+                                     them without walking the others */
     int nconns, nwatchers;
     int nhalfclosed;              /* connections whose client has shut down
                                      its sending side */
@@ -143,8 +146,15 @@ static void conn_free (struct conn *c)
         c->next->prev = c->prev;
     s->nconns--;
     s->d->connections = s->nconns;
-    if (c->watching)
+    if (c->watching) {
+        if (c->wprev)
+            c->wprev->wnext = c->wnext;
+        else
+            s->watchers = c->wnext;
+        if (c->wnext)
+            c->wnext->wprev = c->wprev;
         s->nwatchers--;
+    }
     if (c->eof)
         s->nhalfclosed--;
     if (c->stall_ev)
@@ -564,8 +574,13 @@ static void conn_watch (struct conn *c, bool history)
             c->history_left += len;
         recount (c);
     }
-    if (!c->watching)
+    if (!c->watching) {
+        c->wnext = s->watchers;
+        if (s->watchers)
+            s->watchers->wprev = c;
+        s->watchers = c;
         s->nwatchers++;
+    }
     c->watching = true;
 }
 
@@ -1081,8 +1096,8 @@ unsigned long server_reads (const struct server *s)
 void server_broadcast (void *server, const char *line, size_t len)
 {
     struct server *s = server;
-    for (struct conn *c = s->nwatchers ? s->conns : NULL; c; c = c->next)
-        if (c->watching && c->state != CONN_DEAD) {
+    for (struct conn *c = s->watchers; c; c = c->wnext)
+        if (c->state != CONN_DEAD) {
             char *copy = malloc (len);
             if (copy)
                 memcpy (copy, line, len);

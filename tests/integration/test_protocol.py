@@ -239,6 +239,39 @@ def test_grant_to_waiting_client(d):
         c.close()
 
 
+def test_watchers_come_and_go(d):
+    """Watchers are kept apart from the other connections (an event walks
+    them only): four watch, the first, a middle one and the last to come
+    close, one more comes; every watcher still open, and only those, gets
+    every event, among many connections that do not watch."""
+    others = [d.client() for _ in range(20)]
+    for o in others:
+        o.request("hello")
+    ws = []
+    for _ in range(4):
+        w = d.client()
+        t.check(w.request("watch").get("ok"), "a watcher watches")
+        ws.append(w)
+    for k in (3, 1, 0):
+        ws.pop(k).close()
+    w = d.client()
+    t.check(w.request("watch").get("ok"), "one more watches after three closed")
+    ws.append(w)
+    c = d.client()
+    r = c.request("acquire", cores=1, label="seen")
+    c.request("release", lease=r.get("lease"))
+    c.close()
+    for i, w in enumerate(ws):
+        evs = []
+        while len(evs) < 2:
+            evs.append(w.read())
+        t.check([(e.get("event"), e.get("lease")) for e in evs] == [("granted", r.get("lease")),
+                                                                     ("released", r.get("lease"))],
+                f"watcher {i + 1} of {len(ws)} gets the grant and the release", str(evs)[:300])
+    for x in ws + others:
+        x.close()
+
+
 def test_release_rules(d):
     a, b = d.client(), d.client()
     r = a.request("acquire", cores=3, label="mine")
@@ -501,7 +534,8 @@ def test_local_bound_where_launcher_binds():
 
 def main():
     t.run_on(Daemon(), (test_malformed, test_oversized, test_reply_survives_late_input, test_pipelining,
-                        test_pipelined_slow_reader, test_grant_to_waiting_client, test_release_rules,
+                        test_pipelined_slow_reader, test_grant_to_waiting_client, test_watchers_come_and_go,
+                        test_release_rules,
                         test_status_json, test_hello_render, test_other_uid))
     t.run_each((test_rendering, test_placed, test_local_bound_where_launcher_binds))
     t.finish()
