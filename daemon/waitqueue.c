@@ -38,6 +38,20 @@ struct entry {
     bool fresh;               /* added since the last round */
 };
 
+/* What a full round learnt does not fit: another entry of the same needs,
+ * reached while neither the ledger nor the hold has changed, does not fit
+ * either and is not tried (an ensemble's thousands of waiters have a few
+ * shapes, so a release tries a few, not all of them). A direct-mapped
+ * cache: a collision forgets, it never errs. */
+#define ROUND_MISFITS 128
+
+struct misfit {
+    uint64_t epoch;           /* valid while it equals the round's */
+    struct step_shape shape;
+    enum ledger_layout layout;
+    double duration;          /* backfill depends on it */
+};
+
 struct waitqueue {
     struct ledger *ledger;
     struct waitqueue_config cfg;
@@ -60,6 +74,8 @@ struct waitqueue {
     double round_at;          /* its now (the held entry's reason) */
     struct entry **fresh;     /* entries added since, in no order */
     int nfresh, capfresh;
+    struct misfit *misfit;    /* a full round's misfits [ROUND_MISFITS] */
+    uint64_t misfit_epoch;    /* every epoch a round has used */
 };
 
 struct waitqueue *waitqueue_create (struct ledger *l,
@@ -79,8 +95,10 @@ struct waitqueue *waitqueue_create (struct ledger *l,
     q->next_ticket = 1;
     q->hold_due = INFINITY;
     if (!(q->resv = malloc ((size_t) ledger_nnodes (l) * sizeof (int)))
+        || !(q->misfit = calloc (ROUND_MISFITS, sizeof (*q->misfit)))
         || !(q->by_ticket = idmap_create ())) {
         free (q->resv);
+        free (q->misfit);
         free (q);
         errprintf (err, "out of memory creating the wait queue");
         return NULL;
@@ -105,6 +123,7 @@ void waitqueue_destroy (struct waitqueue *q)
     free (q->e);
     free (q->resv);
     free (q->fresh);
+    free (q->misfit);
     idmap_destroy (q->by_ticket);
     free (q);
 }
@@ -255,7 +274,58 @@ struct round {
                                  one was: the next round decides afresh */
     struct waitqueue_result *v;
     int n;
+    struct misfit *misfit;    /* [ROUND_MISFITS]; NULL: every entry tried */
+    uint64_t epoch;           /* bumped whenever the misfits stop holding */
+    uint64_t misfit_gen;      /* the ledger generation they are true of */
+    const struct entry *misfit_held;   /* and the hold */
 };
+
+static bool same_needs (const struct step_shape *a, const struct step_shape *b)
+{
+    return a->mpi == b->mpi && a->ntasks == b->ntasks
+           && a->cpus_per_task == b->cpus_per_task && a->cores == b->cores
+           && a->gpus == b->gpus && a->memory == b->memory
+           && a->budget == b->budget && a->may_span == b->may_span
+           && a->local == b->local;
+}
+
+static struct misfit *misfit_slot (struct round *r, const struct entry *e)
+{
+    const struct step_shape *sh = &e->shape;
+    uint64_t h = (uint64_t) sh->cores * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t) sh->ntasks * 0xc2b2ae3d27d4eb4full + (uint64_t) sh->gpus;
+    h ^= (uint64_t) sh->memory * 31 + (uint64_t) sh->budget;
+    h ^= (uint64_t) (e->duration * 1000) + (uint64_t) e->layout * 7;
+    h ^= h >> 29;
+    return &r->misfit[(h * 0xbf58476d1ce4e5b9ull >> 40) % ROUND_MISFITS];
+}
+
+/* True when an entry like e already failed under the same ledger and hold;
+ * forgets what no longer holds. */
+static bool known_misfit (struct waitqueue *q, struct round *r,
+                          const struct entry *e)
+{
+    if (!r->misfit)
+        return false;
+    uint64_t gen = ledger_generation (q->ledger);
+    if (r->misfit_gen != gen || r->misfit_held != r->held) {
+        r->epoch = ++q->misfit_epoch;
+        r->misfit_gen = gen;
+        r->misfit_held = r->held;
+    }
+    const struct misfit *m = misfit_slot (r, e);
+    return m->epoch == r->epoch && m->layout == e->layout
+           && m->duration == e->duration && same_needs (&m->shape, &e->shape);
+}
+
+static void note_misfit (const struct waitqueue *q, struct round *r,
+                         const struct entry *e)
+{
+    if (r->misfit && r->misfit_gen == ledger_generation (q->ledger)
+        && r->misfit_held == r->held)
+        *misfit_slot (r, e) = (struct misfit) { r->epoch, e->shape, e->layout,
+                                                e->duration };
+}
 
 /* Try the entry at index i, as the round has reached it. True when it was
  * granted (and so removed: the entry now at i is the next). */
@@ -267,8 +337,9 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
     /* A request that does not fit is explained when someone asks why
      * (reason_of), not here: an explanation scans every node, and a round
      * tries every waiter. */
-    int rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease, NULL, 0,
-                             &lerr);
+    bool known = known_misfit (q, r, e);
+    int rc = known ? 1 : ledger_acquire (q->ledger, &e->shape, e->layout,
+                                         &lease, NULL, 0, &lerr);
     e->why_fixed = rc < 0;
     e->why_due = rc == 1;
     if (rc == 1 && !e->why[0])
@@ -277,7 +348,7 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
         snprintf (e->why, sizeof (e->why), "cannot be placed: %.200s", lerr.text);
         return false;
     }
-    if (rc == 1 && r->held && e->duration >= 0) {
+    if (rc == 1 && !known && r->held && e->duration >= 0) {
         /* EASY backfill: it may use the held nodes if it is expected to
          * give them back before the held entry could start there. */
         if (r->ready == -2)
@@ -297,6 +368,8 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
         }
     }
     if (rc == 1) {
+        if (!known)
+            note_misfit (q, r, e);
         if (!r->held && is_held_for (q, e, r->now)) {
             r->held = e;
             r->stop = hold_for (q, e, r->now);
@@ -342,6 +415,11 @@ static void full_round (struct waitqueue *q, struct round *r)
     r->held = NULL;
     r->stop = r->regroup = false;
     r->ready = -2;
+    /* the reference (full_rounds) tries every entry */
+    r->misfit = q->cfg.full_rounds ? NULL : q->misfit;
+    r->epoch = ++q->misfit_epoch;
+    r->misfit_gen = ledger_generation (q->ledger);
+    r->misfit_held = NULL;
     for (int i = 0; i < q->n && !r->stop;)
         if (!try_at (q, i, r))
             i++;
