@@ -151,6 +151,17 @@ static int parse_int (const char *opt, const char *v, int min, int max,
     return 0;
 }
 
+/* A size in MiB, into bytes. */
+static int parse_mib (const char *opt, const char *v, int min, int max,
+                      size_t *out, berth_error_t *err)
+{
+    int mib;
+    if (parse_int (opt, v, min, max, &mib, err) < 0)
+        return -1;
+    *out = (size_t) mib << 20;
+    return 0;
+}
+
 static int parse_seconds (const char *opt, const char *v, double *out,
                           berth_error_t *err)
 {
@@ -231,20 +242,14 @@ static int parse_options (int argc, char **argv, struct berthd_config *cfg,
             rc = parse_seconds ("output-stall", optarg, &cfg->output_stall,
                                 err);
             break;
-        case OPT_OUTMAX: {
-            int mib;
-            rc = parse_int ("output-max", optarg, 1, 1 << 16, &mib, err);
-            if (rc == 0)
-                cfg->output_max = (size_t) mib << 20;
+        case OPT_OUTMAX:
+            rc = parse_mib ("output-max", optarg, 1, 1 << 16, &cfg->output_max,
+                            err);
             break;
-        }
-        case OPT_EVMAX: {
-            int mib;
-            rc = parse_int ("events-max", optarg, 0, 1 << 20, &mib, err);
-            if (rc == 0)
-                cfg->events_max = (size_t) mib << 20;
+        case OPT_EVMAX:
+            rc = parse_mib ("events-max", optarg, 0, 1 << 20, &cfg->events_max,
+                            err);
             break;
-        }
         case OPT_SPIN:
             rc = parse_int ("spin-us", optarg, 0, 10000, &cfg->spin_us, err);
             break;

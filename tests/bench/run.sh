@@ -79,6 +79,9 @@ if want queue; then  # the queue at an ensemble's length (issue 25)
     else
         run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 16 --waiting 4000 \
             --shape mixed --json "$out/queue.json"
+        # 10,000 waiting: a connection each today (one acquire at a time)
+        run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 16 --waiting 10000 \
+            --shape mixed --json "$out/queue_16n_10k.json"
         run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 10000 \
             --waiting 1000 --shape single --json "$out/queue_10k.json"
     fi

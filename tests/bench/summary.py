@@ -110,7 +110,7 @@ def main():
             f"backfill without starvation bound {r['unbounded_ratio']:.3f}",
             r["meets"]["within_1_15"] and r["meets"]["better_than_strict"])
 
-    for name, label in (("queue", "queue"), ("queue_10k", "queue")):
+    for name, label in (("queue", "queue"), ("queue_16n_10k", "queue"), ("queue_10k", "queue")):
         r = load(d, name)
         if r:
             first, last = r["deciles"][0], r["deciles"][-1]
