@@ -295,7 +295,9 @@ static struct misfit *misfit_slot (struct round *r, const struct entry *e)
     uint64_t h = (uint64_t) sh->cores * 0x9e3779b97f4a7c15ull;
     h ^= (uint64_t) sh->ntasks * 0xc2b2ae3d27d4eb4full + (uint64_t) sh->gpus;
     h ^= (uint64_t) sh->memory * 31 + (uint64_t) sh->budget;
-    h ^= (uint64_t) (e->duration * 1000) + (uint64_t) e->layout * 7;
+    uint64_t dur;
+    memcpy (&dur, &e->duration, sizeof (dur));    /* its bits: -1 too */
+    h ^= dur + (uint64_t) e->layout * 7;
     h ^= h >> 29;
     return &r->misfit[(h * 0xbf58476d1ce4e5b9ull >> 40) % ROUND_MISFITS];
 }

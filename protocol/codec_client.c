@@ -167,7 +167,9 @@ static int decode_node_entry (const struct codec_ctx *c, size_t i, json_t *node,
             || codec_get_name (c, field, json_object_get (node, "name"), &name) < 0)
             return -1;
         free (name);
-        return json_array_append (out, node) < 0 ? errprintf_code (c->err, PROTO_ERR_INTERNAL, "out of memory") : 0;
+        if (json_array_append (out, node) < 0)
+            return errprintf_code (c->err, PROTO_ERR_INTERNAL, "out of memory");
+        return 0;
     }
     snprintf (field, sizeof (field), "nodes[%zu].names", i);
     berth_error_t e;
