@@ -358,6 +358,7 @@ def test_allocation_event():
                                     "SLURM_JOB_NUM_NODES": "1000"})
     d.start()
     try:
+        status(d)                     # the log is written in batches: asking for the state flushes it
         with open(os.path.join(d.state, "events.jsonl")) as f:
             first = f.readline()
         ev = json.loads(first)
