@@ -172,9 +172,9 @@ int placement_split_cores (const struct placement *p, int ntasks,
     if (!count)
         return errprintf_code (err, "placement", "out of memory splitting cores");
     for (int i = 0, left = ntasks; i < p->nnodes; i++) {
-        int here = layout == SPLIT_BLOCK
-                       ? (left < tpn ? left : tpn)
-                       : ntasks / p->nnodes + (i < ntasks % p->nnodes);
+        int here = layout == SPLIT_BLOCK ? (left < tpn ? left : tpn)
+                   : layout == SPLIT_BY_CORES ? p->nodes[i].ncores / per
+                   : ntasks / p->nnodes + (i < ntasks % p->nnodes);
         count[i] = here;
         left -= here;
         if ((long)here * per > p->nodes[i].ncores) {
@@ -184,6 +184,18 @@ int placement_split_cores (const struct placement *p, int ntasks,
                                    "%d tasks x %d cpus per task = %ld",
                                    placement_node_label (p, i), p->nodes[i].ncores, here, per,
                                    (long)here * per);
+        }
+    }
+    if (layout == SPLIT_BY_CORES) {
+        long held = 0;
+        for (int i = 0; i < p->nnodes; i++)
+            held += count[i];
+        if (held != ntasks) {
+            free (count);
+            return errprintf_code (err, "placement",
+                                   "the placement's %d nodes hold %ld tasks of "
+                                   "%d cpus, not the %d asked", p->nnodes, held,
+                                   per, ntasks);
         }
     }
     int **tc = malloc ((size_t)ntasks * sizeof (*tc));
@@ -211,6 +223,21 @@ int placement_split_cores (const struct placement *p, int ntasks,
     *per_task = per;
     *task_node = tn;
     return 0;
+}
+
+bool placement_uneven_tasks (const struct placement *p, int ntasks,
+                             int cpus_per_task)
+{
+    int per = cpus_per_task > 0 ? cpus_per_task : 1;
+    if (!p || p->nnodes < 2)
+        return false;
+    long held = 0;
+    bool differ = false;
+    for (int i = 0; i < p->nnodes; i++) {
+        held += p->nodes[i].ncores / per;
+        differ |= p->nodes[i].ncores / per != p->nodes[0].ncores / per;
+    }
+    return differ && held == ntasks;
 }
 
 void placement_free (struct placement *p)

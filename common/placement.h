@@ -54,7 +54,16 @@ enum split_layout {
     /* as srun spreads -n over -N: the first ntasks % nnodes nodes take one
      * task more (800 on 13 nodes: 7 x 62 + 6 x 61) */
     SPLIT_BALANCED,
+    /* each node runs as many tasks as its cores hold (ncores / cpus per
+     * task), in order; the counts must add up to ntasks (srun -m arbitrary
+     * with each task's node named) */
+    SPLIT_BY_CORES,
 };
+
+/* True when the nodes' cores hold whole tasks adding up to ntasks, in
+ * counts that differ between nodes: a launch that names each task's node. */
+bool placement_uneven_tasks (const struct placement *p, int ntasks,
+                             int cpus_per_task);
 
 /* Split a node's cores among its tasks, spread over nodes as layout says;
  * each task takes the next

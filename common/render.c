@@ -212,11 +212,13 @@ static int need_max (const struct render *r, berth_error_t *err)
 }
 
 /* Tasks per node over `nodes` must not exceed the machine's maximum. */
-static int check_tasks_per_node (const struct render *r, int nodes, bool placed,
-                                 berth_error_t *err)
+/* tpn: the most tasks on one node; 0 for ceil(ntasks / nodes). */
+static int check_tasks_per_node (const struct render *r, int nodes, int tpn,
+                                 bool placed, berth_error_t *err)
 {
     int max = r->par->max_mpi_tasks_per_node, n = r->req->ntasks;
-    int tpn = ceil_div (n, nodes);
+    if (tpn < 1)
+        tpn = ceil_div (n, nodes);
     if (need_max (r, err) < 0)
         return -1;
     if (tpn <= max)
@@ -246,11 +248,9 @@ struct split {
     int *node;
 };
 
-static int split (const struct render *r, struct split *s, berth_error_t *err)
+static int split_as (const struct render *r, enum split_layout layout,
+                     struct split *s, berth_error_t *err)
 {
-    /* srun spreads tasks evenly over -N nodes; PALS fills --ppn in order */
-    enum split_layout layout = r->par->system == BERTH_SYSTEM_SLURM
-                                   ? SPLIT_BALANCED : SPLIT_BLOCK;
     if (placement_split_cores (r->req->placement, r->req->ntasks,
                                r->req->cpus_per_task, layout, &s->cores, &s->per,
                                &s->node, err) == 0)
@@ -258,6 +258,14 @@ static int split (const struct render *r, struct split *s, berth_error_t *err)
     if (err)
         err->code = "render";
     return -1;
+}
+
+static int split (const struct render *r, struct split *s, berth_error_t *err)
+{
+    /* srun spreads tasks evenly over -N nodes; PALS fills --ppn in order */
+    return split_as (r, r->par->system == BERTH_SYSTEM_SLURM ? SPLIT_BALANCED
+                                                             : SPLIT_BLOCK,
+                     s, err);
 }
 
 static void split_free (struct split *s)
@@ -305,7 +313,7 @@ static int slurm_unplaced (struct render *r, berth_error_t *err)
     const struct launch_request *q = r->req;
     int max = par->max_mpi_tasks_per_node;
 
-    if (check_tasks_per_node (r, r->alloc_nodes, false, err) < 0)
+    if (check_tasks_per_node (r, r->alloc_nodes, 0, false, err) < 0)
         return -1;
     push_exe (r);
     push_cpus_per_task (r, "-c");
@@ -395,6 +403,44 @@ static void slurm_mask_list (struct render *r, const struct split *s)
     av_add (&r->av, out);
 }
 
+/* srun takes one argument of at most 128 KiB (MAX_ARG_STRLEN). */
+#define ARG_MAX_ONE (120 * 1024)
+
+/* "-m arbitrary -w a,a,a,b": task t runs on the t-th name. */
+static int slurm_task_nodes (struct render *r, const struct split *s,
+                             berth_error_t *err)
+{
+    const struct placement *p = r->req->placement;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&out, &len);
+    if (!f) {
+        r->av.oom = true;
+        return 0;
+    }
+    for (int t = 0; t < r->req->ntasks; t++)
+        fprintf (f, "%s%s", t ? "," : "", p->nodes[s->node[t]].name);
+    if (fclose (f) != 0) {
+        free (out);
+        r->av.oom = true;
+        return 0;
+    }
+    if (len > ARG_MAX_ONE) {
+        free (out);
+        return errprintf_code (err, "render",
+                               "the placement spreads %d tasks unevenly over %d "
+                               "nodes: srun's node list, one name a task, would "
+                               "be %zu bytes, above the %d an argument may hold; "
+                               "place the step evenly", r->req->ntasks,
+                               p->nnodes, len, ARG_MAX_ONE);
+    }
+    av_push (&r->av, "-m");
+    av_push (&r->av, "arbitrary");
+    av_push (&r->av, "-w");
+    av_add (&r->av, out);
+    return 0;
+}
+
 static int slurm_placed (struct render *r, berth_error_t *err)
 {
     const struct machine_parallel *par = r->par;
@@ -405,8 +451,22 @@ static int slurm_placed (struct render *r, berth_error_t *err)
 
     if (r->caps->placement == PLACEMENT_NONE)
         return no_placement (r, err);
-    if (check_tasks_per_node (r, p->nnodes, true, err) < 0 || split (r, &s, err) < 0)
+    /* Where srun picks the cores, nodes that hold different numbers of tasks
+     * are named task by task (-m arbitrary); a mask list cannot follow. */
+    bool uneven = !binding && names_nodes (p)
+                  && placement_uneven_tasks (p, q->ntasks, q->cpus_per_task);
+    if ((!uneven && check_tasks_per_node (r, p->nnodes, 0, true, err) < 0)
+        || (uneven ? split_as (r, SPLIT_BY_CORES, &s, err) : split (r, &s, err)) < 0)
         return -1;
+    int most = 0;
+    for (int t = 0, here = 0; uneven && t < q->ntasks; t++) {
+        here = t && s.node[t] == s.node[t - 1] ? here + 1 : 1;
+        most = here > most ? here : most;
+    }
+    if (uneven && check_tasks_per_node (r, p->nnodes, most, true, err) < 0) {
+        split_free (&s);
+        return -1;
+    }
     if (binding && p->gpus > 0) {
         split_free (&s);
         return errprintf_code (err, "render",
@@ -425,7 +485,13 @@ static int slurm_placed (struct render *r, berth_error_t *err)
     av_pushf (&r->av, "%d", p->nnodes);
     av_push (&r->av, "-n");
     av_pushf (&r->av, "%d", q->ntasks);
-    if (names_nodes (p)) {
+    if (uneven) {
+        if (slurm_task_nodes (r, &s, err) < 0) {
+            split_free (&s);
+            return -1;
+        }
+    }
+    else if (names_nodes (p)) {
         av_push (&r->av, "-w");
         av_add (&r->av, node_names (p));
     }
@@ -589,7 +655,7 @@ static int pbs_unplaced (struct render *r, berth_error_t *err)
     const struct machine_parallel *par = r->par;
     int n = r->req->ntasks, max = par->max_mpi_tasks_per_node;
 
-    if (check_tasks_per_node (r, r->alloc_nodes, false, err) < 0)
+    if (check_tasks_per_node (r, r->alloc_nodes, 0, false, err) < 0)
         return -1;
     pbs_base (r, n < max ? n : max);
     if (par->gpus_per_task_flag && r->req->gpus_per_task > 0) {
@@ -611,7 +677,7 @@ static int pbs_placed (struct render *r, berth_error_t *err)
 
     if (r->caps->placement == PLACEMENT_NONE)
         return no_placement (r, err);
-    if (check_tasks_per_node (r, p->nnodes, true, err) < 0
+    if (check_tasks_per_node (r, p->nnodes, 0, true, err) < 0
         || pbs_gpu_env (r, &env, err) < 0)
         return -1;
     if (split (r, &s, err) < 0) {

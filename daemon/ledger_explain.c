@@ -71,12 +71,43 @@ void lg_explain (const struct ledger *l, const struct step_shape *sh,
                   (long long) (sh->budget > 0 ? sh->budget : 0));
         return;
     }
+    /* What the free room of the allocation adds up to, for a span. */
+    int units = sh->mpi ? sh->ntasks : sh->cores;
+    int usz = sh->mpi ? sh->cpus_per_task : 1;
+    int64_t total = (int64_t) units * usz, room = 0, room_cores = 0;
+    bool spans = sh->may_span && l->n > 1;
+    if (spans) {
+        struct step_shape no_budget = *sh;
+        no_budget.budget = 0;
+        for (int i = 0; i < l->n; i++) {
+            if (l->nodes[i].reserved)
+                continue;
+            room += lg_node_room (l, i, sh, usz, total);
+            room_cores += lg_node_room (l, i, &no_budget, usz, total);
+        }
+    }
+    if (spans && lay == LEDGER_SCHEDULER && !sh->gpus) {
+        /* tasks split as the free room allows: only the sum can fall short */
+        int k = units < l->n ? units : l->n;
+        if (room_cores < units) {
+            snprintf (why, size, "no %d nodes with %lld free cores between "
+                      "them: %lld free", k, (long long) total,
+                      (long long) room_cores * usz);
+            best_list (l, k, 0, why, size);
+        } else {
+            snprintf (why, size, "no %d nodes with %lld free cores and "
+                      "%lld MB of memory unbudgeted between them: room for "
+                      "%lld of %d tasks", k, (long long) total,
+                      (long long) sh->budget, (long long) room, units);
+            best_list (l, k, 2, why, size);
+        }
+        return;
+    }
     /* A step that may span is explained at the fewest nodes with enough
      * free cores, so that the reason names the next obstacle. */
     struct span sp;
     lg_span_layout (sh, lay, 1, &sp);
     if (sh->may_span) {
-        int units = sh->mpi ? sh->ntasks : sh->cores;
         int kmax = units < l->n ? units : l->n, first = 0;
         for (int k = 1; k <= kmax && k <= 64; k++) {
             struct span t;
@@ -119,5 +150,13 @@ void lg_explain (const struct ledger *l, const struct step_shape *sh,
     } else {
         snprintf (why, size, "%s with the same %d free core id%s%s", nodes,
                   d.cores, plural (d.cores), d.gpus ? " and GPU indices" : "");
+    }
+    if (spans && sp.k > 1 && room >= units) {
+        size_t len = strlen (why);
+        snprintf (why + len, len < size ? size - len : 0, "; the free cores "
+                  "add up to %lld, but %s", (long long) room * usz,
+                  lay == LEDGER_CPU_BINDING ? "this launcher runs as many "
+                  "tasks on every node" : "a step with GPUs runs as many "
+                  "tasks on every node");
     }
 }

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Placing a step in the ledger: best fit on one node, or a span over k
- * nodes that hold the same core ids and GPU indices (an id template). Reads
- * the book and builds the lease; ledger.c records it. */
+ * nodes. Where the launcher binds (LEDGER_CPU_BINDING) the nodes of a span
+ * hold the same core ids and GPU indices (an id template) and the tasks split
+ * in srun's or PALS's even layout. Where the scheduler picks the cores
+ * (LEDGER_SCHEDULER: srun --exact) the ids are bookkeeping, each node gives
+ * its own, and a span that has no even layout may split unevenly (srun -m
+ * arbitrary names each task's node). Reads the book and builds the lease;
+ * ledger.c records it. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,12 +85,14 @@ void lg_span_layout (const struct step_shape *sh, enum ledger_layout lay,
 {
     int units = sh->mpi ? sh->ntasks : sh->cores;
     int usz = sh->mpi ? sh->cpus_per_task : 1;
+    /* Tasks split exactly (the launch names each node's count where the
+     * scheduler picks); GPUs too where the launcher binds, but srun's
+     * --gpus=N spreads them as Slurm likes: ceil(N / k) on every node. */
     int t_hi = (units + k - 1) / k, g_hi = (sh->gpus + k - 1) / k;
-    int t_lo = t_hi, g_lo = g_hi, h_t = k, h_g = k;
+    int t_lo = units / k, g_lo = g_hi, h_t = units % k ? units % k : k;
+    int h_g = k;
     if (lay == LEDGER_CPU_BINDING) {
-        t_lo = units / k;
         g_lo = sh->gpus / k;
-        h_t = units % k ? units % k : k;
         h_g = sh->gpus % k ? sh->gpus % k : k;
     }
     int a = h_t < h_g ? h_t : h_g, b = h_t < h_g ? h_g : h_t;
@@ -122,7 +129,7 @@ int lg_count_free_ge (const struct ledger *l, int f)
  * demand needs only a prefix. On success l->sel holds the nodes in placement
  * order. */
 static bool span_fill (struct ledger *l, const struct span *sp,
-                       const int *ids, const int *gids)
+                       const int *ids, const int *gids, bool same_ids)
 {
     uint64_t *mask[3], gmask[3];
     int filled[3] = { 0 }, start[3], need = 0;
@@ -155,7 +162,7 @@ static bool span_fill (struct ledger *l, const struct span *sp,
                 if (filled[c] == sp->count[c] || nd->nfree < sp->d[c].cores)
                     continue;
                 if ((nd->gpu_free & gmask[c]) != gmask[c]
-                    || !bits_subset (mask[c], nd->free, l->W)
+                    || (same_ids && !bits_subset (mask[c], nd->free, l->W))
                     || !node_fits (nd, &sp->d[c]))
                     continue;
                 l->sel[start[c] + filled[c]++] = i;
@@ -169,7 +176,8 @@ static bool span_fill (struct ledger *l, const struct span *sp,
 
 static struct ledger_lease *span_lease (struct ledger *l,
                                         const struct span *sp,
-                                        const int *ids, const int *gids)
+                                        const int *ids, const int *gids,
+                                        bool same_ids)
 {
     int cores = 0, gpus = 0;
     for (int c = 0; c < sp->ncls; c++) {
@@ -186,7 +194,10 @@ static struct ledger_lease *span_lease (struct ledger *l,
             ln->node = l->sel[pos];
             ln->cores = p;
             ln->ncores = sp->d[c].cores;
-            memcpy (p, ids, ln->ncores * sizeof (int));
+            if (same_ids)
+                memcpy (p, ids, ln->ncores * sizeof (int));
+            else
+                bits_choose (l->nodes[ln->node].free, l->W, ln->ncores, p);
             p += ln->ncores;
             ln->gpus = p;
             ln->ngpus = sp->d[c].gpus;
@@ -201,7 +212,7 @@ static struct ledger_lease *span_lease (struct ledger *l,
 /* Try a few id templates: the free ids of the first nodes that could hold the
  * largest per-node demand, skipping nodes whose free set repeats one tried. */
 static struct ledger_lease *span_try (struct ledger *l, const struct span *sp,
-                                      bool *oom)
+                                      bool same_ids, bool *oom)
 {
     int *ids = malloc ((sp->hi_cores + sp->hi_gpus + 1) * sizeof (int));
     if (!ids) {
@@ -230,12 +241,106 @@ static struct ledger_lease *span_try (struct ledger *l, const struct span *sp,
             tried[ntried++] = i;
             bits_choose (nd->free, l->W, sp->hi_cores, ids);
             lowest_gpus (nd->gpu_free, sp->hi_gpus, gids);
-            if (span_fill (l, sp, ids, gids)
-                && !(ls = span_lease (l, sp, ids, gids)))
+            if (span_fill (l, sp, ids, gids, same_ids)
+                && !(ls = span_lease (l, sp, ids, gids, same_ids)))
                 *oom = true;
+            /* with no ids or GPUs to match, one template says it all */
+            if (!same_ids && !sp->hi_gpus)
+                ntried = TEMPLATES;
         }
     }
     free (ids);
+    return ls;
+}
+
+int lg_node_room (const struct ledger *l, int i, const struct step_shape *sh,
+                  int usz, int64_t total)
+{
+    const struct lnode *nd = &l->nodes[i];
+    int64_t r = nd->nfree / usz;
+    if (sh->budget > 0 && nd->memory >= 0) {
+        /* the node is charged budget * cores / total */
+        int64_t by_mem = nd->unbudgeted * total / ((int64_t) sh->budget * usz);
+        if (by_mem < r)
+            r = by_mem;
+    }
+    return (int) r;
+}
+
+struct room {
+    int node, room, take;
+};
+
+static int by_room (const void *a, const void *b)
+{
+    const struct room *x = a, *y = b;
+    return x->room != y->room ? (x->room < y->room ? -1 : 1)
+                              : (x->node > y->node) - (x->node < y->node);
+}
+
+static int by_node (const void *a, const void *b)
+{
+    const struct room *x = a, *y = b;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+/* The fewest nodes, most free first, whose room adds up to the step, into
+ * rm[0..k) (room for at least min(units, n) entries); 0 when the free room
+ * of the whole allocation falls short. */
+static int uneven_pick (const struct ledger *l, const struct step_shape *sh,
+                        struct room *rm)
+{
+    int units = sh->mpi ? sh->ntasks : sh->cores;
+    int usz = sh->mpi ? sh->cpus_per_task : 1;
+    int64_t total = (int64_t) units * usz, have = 0;
+    int k = 0;
+    for (int f = l->maxcores; f >= usz && have < units; f--) {
+        const struct nodeset *s = &l->bucket[f];
+        for (int i = s->count ? ns_next (l, s, 0) : -1; i >= 0 && have < units;
+             i = ns_next (l, s, i + 1)) {
+            int r = lg_node_room (l, i, sh, usz, total);
+            if (r < 1)
+                continue;
+            rm[k++] = (struct room) { i, r, 0 };
+            have += r;
+        }
+    }
+    return have >= units ? k : 0;
+}
+
+/* Tasks as even as the room allows: by ascending room each node takes
+ * ceil(left / nodes left) or all it has (the later nodes have at least as
+ * much room, so the last takes what is left); then in node order. */
+static struct ledger_lease *uneven_lease (struct ledger *l,
+                                          const struct step_shape *sh,
+                                          struct room *rm, int k)
+{
+    int units = sh->mpi ? sh->ntasks : sh->cores;
+    int usz = sh->mpi ? sh->cpus_per_task : 1;
+    int64_t total = (int64_t) units * usz;
+    qsort (rm, k, sizeof (*rm), by_room);
+    for (int j = 0, left = units; j < k; j++) {
+        int even = (left + (k - j) - 1) / (k - j);
+        rm[j].take = rm[j].room < even ? rm[j].room : even;
+        left -= rm[j].take;
+    }
+    qsort (rm, k, sizeof (*rm), by_node);
+    struct ledger_lease *ls = lg_lease_new (k, units * usz, 0);
+    if (!ls)
+        return NULL;
+    int *p = lease_ids (ls);
+    for (int j = 0; j < k; j++) {
+        struct ledger_lease_node *ln = &ls->nodes[j];
+        const struct lnode *nd = &l->nodes[rm[j].node];
+        ln->node = rm[j].node;
+        ln->cores = p;
+        ln->ncores = rm[j].take * usz;
+        bits_choose (nd->free, l->W, ln->ncores, p);
+        p += ln->ncores;
+        ln->gpus = p;
+        ln->memory = nd->memory >= 0 && sh->budget > 0
+                         ? sh->budget * ln->ncores / total : 0;
+    }
     return ls;
 }
 
@@ -254,7 +359,27 @@ struct ledger_lease *lg_place_span (struct ledger *l,
     if (kmin < 2)
         kmin = 2;
     int kmax = units < l->n ? units : l->n;
-    for (int k = kmin, tries = 0; k <= kmax && tries < SPAN_TRIES; k++) {
+    /* Where tasks may split unevenly, the even layout is tried on no more
+     * nodes than the uneven one needs (fewer nodes first; even, on the
+     * best-fitting nodes, where it does as well). */
+    bool uneven = lay == LEDGER_SCHEDULER && sh->gpus == 0;
+    struct room *rm = NULL;
+    int k_uneven = 0;
+    if (uneven) {
+        if (!(rm = malloc ((size_t) kmax * sizeof (*rm)))) {
+            *oom = true;
+            return NULL;
+        }
+        if (!(k_uneven = uneven_pick (l, sh, rm))) {
+            free (rm);
+            return NULL;
+        }
+        if (k_uneven < kmax)
+            kmax = k_uneven;
+    }
+    struct ledger_lease *ls = NULL;
+    for (int k = kmin, tries = 0; k <= kmax && tries < SPAN_TRIES && !ls
+                                  && !*oom; k++) {
         struct span sp;
         lg_span_layout (sh, lay, k, &sp);
         if (sp.hi_cores > l->maxcores || sp.hi_gpus > l->maxgpus
@@ -262,9 +387,11 @@ struct ledger_lease *lg_place_span (struct ledger *l,
             || lg_count_free_ge (l, sp.hi_cores) < sp.count[0])
             continue;
         tries++;
-        struct ledger_lease *ls = span_try (l, &sp, oom);
-        if (ls || *oom)
-            return ls;
+        ls = span_try (l, &sp, lay == LEDGER_CPU_BINDING, oom);
     }
-    return NULL;
+    if (!ls && !*oom && uneven && k_uneven > 1
+        && !(ls = uneven_lease (l, sh, rm, k_uneven)))
+        *oom = true;
+    free (rm);
+    return ls;
 }

@@ -143,6 +143,11 @@ struct ledger_lease *lg_place_span (struct ledger *l,
 void lg_span_layout (const struct step_shape *sh, enum ledger_layout lay,
                      int k, struct span *sp);
 int lg_count_free_ge (const struct ledger *l, int f);
+/* Units (tasks of usz cores, or cores of a step that is not MPI) node i has
+ * room for: its free cores, and the memory its share of sh's budget (a
+ * total of `total` cores) needs. */
+int lg_node_room (const struct ledger *l, int i, const struct step_shape *sh,
+                  int usz, int64_t total);
 
 /* ledger_explain.c: why sh does not fit now, into why[size]. */
 void lg_explain (const struct ledger *l, const struct step_shape *sh,

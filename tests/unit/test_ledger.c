@@ -367,13 +367,14 @@ START_TEST (span_fewest_nodes)
     acq (l, single (5, 0, -1), LEDGER_CPU_BINDING);     /* n2: 0-4 */
     acq (l, single (5, 0, -1), LEDGER_CPU_BINDING);     /* n3: 0-4 */
     /* Free: n0, n1 6-7; n2, n3 5-7. 4 tasks of 2 cores: only one per node
-     * fits, so four nodes, all on 6-7. */
+     * fits, so four nodes; where the scheduler picks the cores each node
+     * gives its own lowest run (n2 and n3: 5-6). */
     uint64_t c = acq (l, ranks (4, 2, 0, -1), LEDGER_SCHEDULER);
     ls = ledger_lease_find (l, c);
     ck_assert_int_eq (ls->nnodes, 4);
     for (int i = 0; i < 4; i++)
         ck_assert_str_eq (list (ls->nodes[i].cores, ls->nodes[i].ncores),
-                          "6,7");
+                          ls->nodes[i].node < 2 ? "6,7" : "5,6");
     ledger_destroy (l);
 }
 END_TEST
@@ -394,11 +395,16 @@ START_TEST (span_block_layout)
     }
     ck_assert_int_eq (total, 800);
     rel (l, a);
-    /* Where the scheduler picks, ceil(800 / 13) on every node. */
+    /* Where the scheduler picks, the same split: the launch names each
+     * node's count (srun -m arbitrary), so nothing is held idle. */
     a = acq (l, ranks (800, 1, 0, -1), LEDGER_SCHEDULER);
     ls = ledger_lease_find (l, a);
-    for (int i = 0; i < 13; i++)
-        ck_assert_int_eq (ls->nodes[i].ncores, 62);
+    total = 0;
+    for (int i = 0; i < 13; i++) {
+        ck_assert_int_eq (ls->nodes[i].ncores, i < 7 ? 62 : 61);
+        total += ls->nodes[i].ncores;
+    }
+    ck_assert_int_eq (total, 800);
     rel (l, a);
     /* Tasks of 3 cores: 10 tasks on 2 nodes of 64. */
     a = acq (l, ranks (50, 3, 0, -1), LEDGER_CPU_BINDING);
@@ -490,16 +496,177 @@ START_TEST (span_gpus_and_memory)
     ck_assert_int_eq (ls->nodes[0].memory, 700);
     ck_assert_int_eq (ls->nodes[2].memory, 600);
     rel (l, b);
-    /* Reserved on every node where the scheduler picks: 8 x 3 ranks. */
+    /* Where the scheduler picks: the same 7 + 7 + 6, memory likewise. */
     b = acq (l, ranks (20, 1, 0, 2000), LEDGER_SCHEDULER);
     ls = ledger_lease_find (l, b);
-    ck_assert_int_eq (ls->nodes[2].ncores, 7);
-    ck_assert_int_eq (ls->nodes[2].memory, 666);
-    /* Memory short on every node. */
+    ck_assert_int_eq (ls->nodes[2].ncores, 6);
+    ck_assert_int_eq (ls->nodes[2].memory, 600);
+    /* Memory short on every node (100, 100 and 200 MB left). */
     nofit (l, ranks (3, 1, 0, 600), LEDGER_CPU_BINDING,
-           "no 3 nodes with 1 free core and 200 MB of memory unbudgeted "
-           "(best: 134, 134, 134)");
+           "no 2 nodes with 2 free cores and 400 MB of memory unbudgeted "
+           "(best: 200, 100)");
     ledger_destroy (l);
+}
+END_TEST
+
+/* Hold cores 0..h-1 of node i (as a restart puts a lease back). */
+static void hold_on (struct ledger *l, uint64_t id, int node, int h)
+{
+    struct ledger_lease_node ln = { .node = node, .cores = seq_ids,
+                                    .ncores = h, .gpus = seq_ids };
+    struct ledger_lease want = { .id = id, .nodes = &ln, .nnodes = 1,
+                                 .shape = single (h, 0, -1),
+                                 .layout = LEDGER_CPU_BINDING, .est_end = -1 };
+    ck_assert_msg (ledger_restore (l, &want, &err) == 0, "%s", err.text);
+}
+
+static int lease_cores (const struct ledger_lease *ls)
+{
+    int n = 0;
+    for (int i = 0; i < ls->nnodes; i++)
+        n += ls->nodes[i].ncores;
+    return n;
+}
+
+/* Where the scheduler picks the cores (srun -m arbitrary can name each
+ * task's node) a span goes where free cores add up to it, and takes no more
+ * than it asked; where the launcher binds (PALS --ppn, old srun) the even
+ * layout stays and the reason says why. */
+START_TEST (span_uneven)
+{
+    /* 4 nodes of 128, 12 cores held on n0: 116 + 3 x 128 free. */
+    struct ledger *l = mk (4, 128, 0, -1, -1);
+    hold_on (l, 100, 0, 12);
+    uint64_t a = acq (l, ranks (500, 1, 0, -1), LEDGER_SCHEDULER);
+    const struct ledger_lease *ls = ledger_lease_find (l, a);
+    ck_assert_int_eq (ls->nnodes, 4);
+    ck_assert_int_eq (ls->nodes[0].node, 0);
+    ck_assert_int_eq (ls->nodes[0].ncores, 116);
+    ck_assert_str_eq (list (ls->nodes[0].cores, 3), "12,13,14");
+    for (int i = 1; i < 4; i++)
+        ck_assert_int_eq (ls->nodes[i].ncores, 128);
+    rel (l, a);
+    nofit (l, ranks (500, 1, 0, -1), LEDGER_CPU_BINDING,
+           "no 4 nodes with 125 free cores (best: 128, 128, 128, 116); the "
+           "free cores add up to 500, but this launcher runs as many tasks "
+           "on every node");
+    /* One more than is free: the reason gives the sum. */
+    nofit (l, ranks (501, 1, 0, -1), LEDGER_SCHEDULER,
+           "no 4 nodes with 501 free cores between them: 500 free");
+    ledger_destroy (l);
+
+    /* The empty job: 510 tasks take 510 cores, 128 + 128 + 127 + 127. */
+    l = mk (4, 128, 0, -1, -1);
+    a = acq (l, ranks (510, 1, 0, -1), LEDGER_SCHEDULER);
+    ls = ledger_lease_find (l, a);
+    ck_assert_int_eq (lease_cores (ls), 510);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq (ls->nodes[i].ncores, i < 2 ? 128 : 127);
+    rel (l, a);
+    /* 129 tasks: 65 + 64; 166 tasks of 3 cores: 498 cores, 42 + 42 + 41 +
+     * 41 tasks. */
+    a = acq (l, ranks (129, 1, 0, -1), LEDGER_SCHEDULER);
+    ck_assert_int_eq (lease_cores (ledger_lease_find (l, a)), 129);
+    rel (l, a);
+    a = acq (l, ranks (166, 3, 0, -1), LEDGER_SCHEDULER);
+    ls = ledger_lease_find (l, a);
+    ck_assert_int_eq (lease_cores (ls), 498);
+    for (int i = 0; i < ls->nnodes; i++)
+        ck_assert_int_eq (ls->nodes[i].ncores % 3, 0);
+    rel (l, a);
+    /* Memory by share of the cores: 18 tasks, 1800 MB, where one node has
+     * room for 3 tasks' share only (300 MB): 3 + 8 + 7. */
+    ledger_destroy (l);
+    l = mk (3, 8, 0, 1000, -1);
+    struct step_shape mem = single (1, 0, 700);
+    uint64_t m = acq (l, mem, LEDGER_SCHEDULER);
+    int mnode = ledger_lease_find (l, m)->nodes[0].node;
+    a = acq (l, ranks (18, 1, 0, 1800), LEDGER_SCHEDULER);
+    ls = ledger_lease_find (l, a);
+    ck_assert_int_eq (lease_cores (ls), 18);
+    int64_t charged = 0;
+    for (int i = 0; i < ls->nnodes; i++) {
+        charged += ls->nodes[i].memory;
+        ck_assert_int_eq (ls->nodes[i].memory, 100 * ls->nodes[i].ncores);
+        if (ls->nodes[i].node == mnode)
+            ck_assert_int_eq (ls->nodes[i].ncores, 3);
+    }
+    ck_assert_int_eq (charged, 1800);
+    rel (l, a);
+    /* 20 tasks: room for 19; the reason names the memory */
+    nofit (l, ranks (20, 1, 0, 2000), LEDGER_SCHEDULER,
+           "no 3 nodes with 20 free cores and 2000 MB of memory unbudgeted "
+           "between them: room for 19 of 20 tasks");
+    ledger_destroy (l);
+}
+END_TEST
+
+/* On 4 nodes of 128 with every mix of held cores, each spanning request is
+ * placed exactly when a first fit of its tasks on each node's free cores
+ * places it (the reference), on the fewest nodes that reference needs, with
+ * exactly the cores asked, each node a whole number of tasks. */
+START_TEST (span_uneven_grid)
+{
+    static const int held[] = { 0, 12, 64, 127 };
+    static const int req[][2] = { { 129, 1 }, { 200, 1 }, { 300, 1 },
+                                  { 500, 1 }, { 510, 1 }, { 166, 3 },
+                                  { 100, 5 } };
+    int cases = 0, placed = 0, binding_waits = 0;
+    for (int mix = 0; mix < 256; mix++) {
+        for (size_t q = 0; q < sizeof (req) / sizeof (req[0]); q++) {
+            int n = req[q][0], c = req[q][1], h[4], room[4], total = 0;
+            struct ledger *l = mk (4, 128, 0, -1, -1);
+            for (int i = 0; i < 4; i++) {
+                h[i] = held[(mix >> (2 * i)) & 3];
+                if (h[i])
+                    hold_on (l, 100 + i, i, h[i]);
+                room[i] = (128 - h[i]) / c;
+                total += room[i];
+            }
+            /* the reference: fewest nodes, most room first */
+            int sorted[4], k = 0, sum = 0;
+            memcpy (sorted, room, sizeof (sorted));
+            for (int i = 0; i < 4; i++)
+                for (int j = i + 1; j < 4; j++)
+                    if (sorted[j] > sorted[i]) {
+                        int t = sorted[i];
+                        sorted[i] = sorted[j];
+                        sorted[j] = t;
+                    }
+            while (k < 4 && sum < n)
+                sum += sorted[k++];
+            struct step_shape sh = ranks (n, c, 0, -1);
+            uint64_t id;
+            int rc = ledger_acquire (l, &sh, LEDGER_SCHEDULER, &id, why,
+                                     sizeof (why), &err);
+            ck_assert_int_ge (rc, 0);
+            check (l);
+            cases++;
+            ck_assert_msg ((rc == 0) == (total >= n), "mix %d: %d x %d: "
+                           "rc %d, reference %d free tasks: %s", mix, n, c,
+                           rc, total, why);
+            if (rc == 0) {
+                placed++;
+                const struct ledger_lease *ls = ledger_lease_find (l, id);
+                ck_assert_int_eq (lease_cores (ls), n * c);
+                ck_assert_int_eq (ls->nnodes, k);
+                for (int i = 0; i < ls->nnodes; i++) {
+                    const struct ledger_lease_node *ln = &ls->nodes[i];
+                    ck_assert_int_eq (ln->ncores % c, 0);
+                    ck_assert_int_le (ln->ncores / c, room[ln->node]);
+                }
+                rel (l, id);
+                binding_waits += ledger_acquire (l, &sh, LEDGER_CPU_BINDING,
+                                                 &id, why, sizeof (why),
+                                                 &err) == 1;
+            }
+            ledger_destroy (l);
+        }
+    }
+    ck_assert_int_eq (cases, 1792);
+    ck_assert_int_gt (placed, 500);
+    /* the even layout waits in some of them: what the launcher costs */
+    ck_assert_int_gt (binding_waits, 0);
 }
 END_TEST
 
@@ -615,21 +782,26 @@ START_TEST (randomized)
             const struct ledger_lease_node *n = &ls->nodes[i];
             cores += n->ncores;
             gpus += n->ngpus;
-            ck_assert (n->ncores <= ls->nodes[0].ncores);
-            ck_assert (!memcmp (n->cores, ls->nodes[0].cores,
-                                n->ncores * sizeof (int)));
+            /* the same ids where the launcher binds; where the scheduler
+             * picks, GPU spans keep the even layout (the same indices) */
+            if (lay == LEDGER_CPU_BINDING || s.gpus) {
+                ck_assert (n->ncores <= ls->nodes[0].ncores);
+                ck_assert (lay == LEDGER_SCHEDULER
+                           || !memcmp (n->cores, ls->nodes[0].cores,
+                                       n->ncores * sizeof (int)));
+            }
             ck_assert (!memcmp (n->gpus, ls->nodes[0].gpus,
                                 n->ngpus * sizeof (int)));
             if (s.local)
                 ck_assert_int_eq (n->node, 2);
         }
-        if (lay == LEDGER_CPU_BINDING || ls->nnodes == 1) {
-            ck_assert_int_eq (cores, s.cores);
+        /* never more cores than asked; GPUs ceil(N / k) a node where srun
+         * spreads them */
+        ck_assert_int_eq (cores, s.cores);
+        if (lay == LEDGER_CPU_BINDING || ls->nnodes == 1)
             ck_assert_int_eq (gpus, s.gpus);
-        } else {
-            ck_assert_int_ge (cores, s.cores);
+        else
             ck_assert_int_ge (gpus, s.gpus);
-        }
     }
     ck_assert_int_gt (granted, 1000);
     ck_assert_int_gt (spans, 100);
@@ -840,6 +1012,8 @@ int main (void)
     tcase_add_test (tc, span_block_layout);
     tcase_add_test (tc, span_same_ids);
     tcase_add_test (tc, span_gpus_and_memory);
+    tcase_add_test (tc, span_uneven);
+    tcase_add_test (tc, span_uneven_grid);
     tcase_add_test (tc, release_errors);
     tcase_add_test (tc, lease_list);
     tcase_add_test (tc, randomized);

@@ -452,6 +452,76 @@ START_TEST (slurm_cpu_binding_balanced_nodes)
 }
 END_TEST
 
+/* Where srun picks the cores, a span whose nodes hold different numbers of
+ * tasks names each task's node (-m arbitrary, -w one name a task: measured
+ * on Slurm 22.05, --exact then takes exactly those cores on each node);
+ * equal counts keep the plain -N/-n; so do cores that do not add up to the
+ * tasks (srun spreads them its own way). */
+START_TEST (slurm_uneven_span)
+{
+    struct launcher_caps c = caps ("slurm:22.05.8", BERTH_SYSTEM_SLURM);
+    struct machine_parallel m = pm_cpu ();
+    struct pl s;
+    struct launch_request q = {
+        .argv = run, .ntasks = 7, .cpus_per_task = 2,
+        .placement = mkpl (&s, 3, (const char *[]){ "a", "b", "c" },
+                           (int[]){ 0, 1, 2, 3, 4, 5 }, 6, 0, NULL, 0),
+    };
+    s.nodes[1].ncores = 4;
+    s.nodes[2].ncores = 4;
+    expect (&m, 3, &c, &q,
+            "srun --label -c 2 -N 3 -n 7 -m arbitrary -w a,a,a,b,b,c,c --exact "
+            "--gres=none --cpu-bind=cores ./run");
+    /* even: no list */
+    s.nodes[0].ncores = 4;
+    q.ntasks = 6;
+    expect (&m, 3, &c, &q,
+            "srun --label -c 2 -N 3 -n 6 -w a,b,c --exact --gres=none --cpu-bind=cores ./run");
+    /* cores that hold 7 tasks, 5 asked: srun's own spread */
+    s.nodes[0].ncores = 6;
+    q.ntasks = 5;
+    expect (&m, 3, &c, &q,
+            "srun --label -c 2 -N 3 -n 5 -w a,b,c --exact --gres=none --cpu-bind=cores ./run");
+    /* the most on one node is what max_mpi_tasks_per_node limits */
+    q.ntasks = 7;
+    m.max_mpi_tasks_per_node = 2;
+    expect_error (&m, 3, &c, &q, "7 tasks on 3 placement nodes is 3 tasks per node, "
+                                 "above max_mpi_tasks_per_node = 2");
+    /* where the launcher binds (one mask list for every node), as before */
+    m = pm_cpu ();
+    struct launcher_caps old = caps ("slurm:20.02", BERTH_SYSTEM_SLURM);
+    q.cpus_per_task = 1;
+    q.ntasks = 14;
+    s.nodes[0].ncores = 6;
+    s.nodes[1].ncores = 4;
+    s.nodes[2].ncores = 4;
+    expect_error (&m, 3, &old, &q, "placement node b has 4 cores, too few for 5 tasks");
+}
+END_TEST
+
+/* A list of one name a task past what one argument holds is refused. */
+START_TEST (slurm_uneven_span_too_long)
+{
+    struct launcher_caps c = caps ("slurm:22.05.8", BERTH_SYSTEM_SLURM);
+    struct machine_parallel m = pm_cpu ();
+    m.max_mpi_tasks_per_node = 1 << 20;
+    static char names[2][300];
+    memset (names[0], 'x', 299);
+    memset (names[1], 'y', 299);
+    int n0 = 300, n1 = 200;
+    static int ids[300];
+    for (int i = 0; i < n0; i++)
+        ids[i] = i;
+    struct placement_node nodes[2] = { { names[0], ids, n0, NULL, 0 },
+                                       { names[1], ids, n1, NULL, 0 } };
+    struct placement p = { .nodes = nodes, .nnodes = 2 };
+    struct launch_request q = { .argv = run, .ntasks = n0 + n1,
+                                .cpus_per_task = 1, .placement = &p };
+    expect_error (&m, 2, &c, &q, "srun's node list, one name a task, would be "
+                                 "149999 bytes, above the 122880");
+}
+END_TEST
+
 START_TEST (slurm_placed_errors)
 {
     struct launcher_caps c = caps ("none", BERTH_SYSTEM_SLURM);
@@ -958,6 +1028,8 @@ int main (void)
     tcase_add_test (tc, slurm_placed_env);
     tcase_add_test (tc, slurm_cpu_binding);
     tcase_add_test (tc, slurm_placed_errors);
+    tcase_add_test (tc, slurm_uneven_span);
+    tcase_add_test (tc, slurm_uneven_span_too_long);
     tcase_add_test (tc, slurm_cpu_binding_balanced_nodes);
     tcase_add_test (tc, memory_caps);
     tcase_add_test (tc, pbs_unplaced);
