@@ -138,6 +138,15 @@ void lg_explain (const struct ledger *l, const struct step_shape *sh,
         snprintf (why, size, "%s with %d free core%s", nodes, d.cores,
                   plural (d.cores));
         best_list (l, sp.k, 0, why, size);
+        /* an even layout short of cores where the sum would do */
+        if (spans && sp.k > 1 && room >= units) {
+            size_t len = strlen (why);
+            snprintf (why + len, len < size ? size - len : 0, "; the free "
+                      "cores add up to %lld, but %s", (long long) room * usz,
+                      lay == LEDGER_CPU_BINDING ? "this launcher runs as many "
+                      "tasks on every node" : "a step with GPUs runs as many "
+                      "tasks on every node");
+        }
     } else if (count_fitting (l, &no_mem) < sp.count[0]) {
         snprintf (why, size, "%s with %d free core%s and %d free GPU%s",
                   nodes, d.cores, plural (d.cores), d.gpus, plural (d.gpus));
@@ -150,13 +159,5 @@ void lg_explain (const struct ledger *l, const struct step_shape *sh,
     } else {
         snprintf (why, size, "%s with the same %d free core id%s%s", nodes,
                   d.cores, plural (d.cores), d.gpus ? " and GPU indices" : "");
-    }
-    if (spans && sp.k > 1 && room >= units) {
-        size_t len = strlen (why);
-        snprintf (why + len, len < size ? size - len : 0, "; the free cores "
-                  "add up to %lld, but %s", (long long) room * usz,
-                  lay == LEDGER_CPU_BINDING ? "this launcher runs as many "
-                  "tasks on every node" : "a step with GPUs runs as many "
-                  "tasks on every node");
     }
 }

@@ -194,7 +194,12 @@ static struct ledger_lease *span_lease (struct ledger *l,
             ln->node = l->sel[pos];
             ln->cores = p;
             ln->ncores = sp->d[c].cores;
-            if (same_ids)
+            /* span_fill left the template's masks in l->tmp: a node that
+             * has the template's ids free takes them (the common case, and
+             * cheaper than choosing again) */
+            const uint64_t *mask = ln->ncores == sp->hi_cores ? l->tmp
+                                                              : l->tmp + l->W;
+            if (same_ids || bits_subset (mask, l->nodes[ln->node].free, l->W))
                 memcpy (p, ids, ln->ncores * sizeof (int));
             else
                 bits_choose (l->nodes[ln->node].free, l->W, ln->ncores, p);
@@ -294,6 +299,13 @@ static int uneven_pick (const struct ledger *l, const struct step_shape *sh,
     int usz = sh->mpi ? sh->cpus_per_task : 1;
     int64_t total = (int64_t) units * usz, have = 0;
     int k = 0;
+    /* what the buckets hold bounds the room (memory only lowers it): a
+     * step that cannot fit costs no walk over the nodes */
+    for (int f = usz; f <= l->maxcores; f++)
+        have += (int64_t) (f / usz) * l->bucket[f].count;
+    if (have < units)
+        return 0;
+    have = 0;
     for (int f = l->maxcores; f >= usz && have < units; f--) {
         const struct nodeset *s = &l->bucket[f];
         for (int i = s->count ? ns_next (l, s, 0) : -1; i >= 0 && have < units;
@@ -363,19 +375,21 @@ struct ledger_lease *lg_place_span (struct ledger *l,
      * nodes than the uneven one needs (fewer nodes first; even, on the
      * best-fitting nodes, where it does as well). */
     bool uneven = lay == LEDGER_SCHEDULER && sh->gpus == 0;
-    struct room *rm = NULL;
-    int k_uneven = 0;
     if (uneven) {
-        if (!(rm = malloc ((size_t) kmax * sizeof (*rm)))) {
-            *oom = true;
-            return NULL;
+        /* the fewest nodes by free cores alone, from the buckets (memory
+         * can only make it more): no node walk before the even try */
+        int k = 0;
+        int64_t have = 0;
+        for (int f = l->maxcores; f >= usz && have < units; f--) {
+            int c = l->bucket[f].count, per = f / usz;
+            int need = (int) ((units - have + per - 1) / per);
+            k += need < c ? need : c;
+            have += (int64_t) (need < c ? need : c) * per;
         }
-        if (!(k_uneven = uneven_pick (l, sh, rm))) {
-            free (rm);
+        if (have < units)
             return NULL;
-        }
-        if (k_uneven < kmax)
-            kmax = k_uneven;
+        if (k < kmax)
+            kmax = k;
     }
     struct ledger_lease *ls = NULL;
     for (int k = kmin, tries = 0; k <= kmax && tries < SPAN_TRIES && !ls
@@ -389,8 +403,16 @@ struct ledger_lease *lg_place_span (struct ledger *l,
         tries++;
         ls = span_try (l, &sp, lay == LEDGER_CPU_BINDING, oom);
     }
-    if (!ls && !*oom && uneven && k_uneven > 1
-        && !(ls = uneven_lease (l, sh, rm, k_uneven)))
+    if (ls || *oom || !uneven)
+        return ls;
+    struct room *rm = malloc ((size_t) (units < l->n ? units : l->n)
+                              * sizeof (*rm));
+    if (!rm) {
+        *oom = true;
+        return NULL;
+    }
+    int k = uneven_pick (l, sh, rm);
+    if (k > 1 && !(ls = uneven_lease (l, sh, rm, k)))
         *oom = true;
     free (rm);
     return ls;

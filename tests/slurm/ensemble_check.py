@@ -120,6 +120,22 @@ check("every step exited 0 and every rank started, verified and ended",
       not bad_steps, "; ".join(bad_steps[:4]) + (f" (+{len(bad_steps) - 4} more)" if len(bad_steps) > 4 else ""))
 ran = [s for s in steps if s["starts"] and s["ends"] and s["ranks"]]
 
+# berthd's events log (unparsable lines skipped)
+events = []
+for l in read("state/events.jsonl").splitlines():
+    try:
+        events.append(json.loads(l))
+    except ValueError:
+        pass
+# each step's cores per node, as granted (where Slurm picks the cores, a span
+# may hold different counts on its nodes; BERTH_CORES is node 0's)
+granted_cores = {}
+for e in events:
+    if e.get("event") == "granted" and e.get("label"):
+        pl = e.get("placement") or {}
+        granted_cores[e["label"]] = {n: len(idset(c) if isinstance(c, str) else set(c))
+                                     for n, c in zip(pl.get("nodes") or [], pl.get("cores") or [])}
+
 # placement: nodes and cores, from the BERTH_* share each rank saw
 misplaced = []
 for s in ran:
@@ -127,6 +143,7 @@ for s in ran:
     s["nodes"] = hosts(b.get("BERTH_NODES") or "")
     s["cores"] = idset(b.get("BERTH_CORES"))
     s["mem_seen"] = b.get("BERTH_MEMORY_MB")
+    s["per_node"] = granted_cores.get(s["label"]) or {n: len(s["cores"]) for n in s["nodes"]}
     for r in s["ranks"]:
         if r["node"] not in s["nodes"]:
             misplaced.append(f"{s['label']}: rank {r.get('rank')} on {r['node']}, placement {s['nodes']}")
@@ -134,10 +151,10 @@ for s in ran:
         if node not in s["nodes"]:
             misplaced.append(f"{s['label']}: a rank started on {node}, placement {s['nodes']}")
 check("every rank ran on a node its placement named", not misplaced, "; ".join(misplaced[:4]))
-check("every step was placed on as many cores as it asked for (per node, x nodes)",
-      all(len(s["cores"]) * len(s["nodes"]) >= s["tasks"] * s["cpt"] for s in ran),
-      "; ".join(f"{s['label']}: {len(s['cores'])} x {len(s['nodes'])}" for s in ran
-                if len(s["cores"]) * len(s["nodes"]) < s["tasks"] * s["cpt"]))
+check("every step was placed on exactly as many cores as it asked for (as granted, per node)",
+      all(sum(s["per_node"].values()) == s["tasks"] * s["cpt"] for s in ran),
+      "; ".join(f"{s['label']}: {s['per_node']} for {s['tasks']} x {s['cpt']}" for s in ran
+                if sum(s["per_node"].values()) != s["tasks"] * s["cpt"]))
 
 # cores per node among steps running at once (their reported spans)
 for s in ran:
@@ -148,7 +165,7 @@ for s in ran:
     running = [o for o in ran if o["t0"] <= s["t0"] < o["t1"]]
     peak = max(peak, len(running))
     for node in s["nodes"]:
-        held = sum(len(o["cores"]) for o in running if node in o["nodes"])
+        held = sum(o["per_node"].get(node, 0) for o in running)
         if held > node_cpus.get(node, 0):
             over.append(f"{node} at {s['label']}'s start: {held} cores held of {node_cpus.get(node)}")
 check(f"steps ran side by side (peak {peak} at once)", peak >= 4)
@@ -235,13 +252,6 @@ def why_waited(label):
     return f"{label} ({'; '.join(late) or 'no late step found'})"
 
 
-# berthd's events log (unparsable lines skipped)
-events = []
-for l in read("state/events.jsonl").splitlines():
-    try:
-        events.append(json.loads(l))
-    except ValueError:
-        pass
 done = slurmd_done() if waited else {}
 check(f"no srun waited (step creation temporarily disabled: {waits})", waits == 0,
       f"in steps {', '.join(why_waited(w) for w in waited)}" + (" and the job's output" if waits > len(waited) else ""))

@@ -350,6 +350,17 @@ START_TEST (default_budgets_pack_like_cores)
 }
 END_TEST
 
+/* Hold cores 0..h-1 of node i (as a restart puts a lease back). */
+static void hold_on (struct ledger *l, uint64_t id, int node, int h)
+{
+    struct ledger_lease_node ln = { .node = node, .cores = seq_ids,
+                                    .ncores = h, .gpus = seq_ids };
+    struct ledger_lease want = { .id = id, .nodes = &ln, .nnodes = 1,
+                                 .shape = single (h, 0, -1),
+                                 .layout = LEDGER_CPU_BINDING, .est_end = -1 };
+    ck_assert_msg (ledger_restore (l, &want, &err) == 0, "%s", err.text);
+}
+
 START_TEST (span_fewest_nodes)
 {
     struct ledger *l = mk (4, 8, 0, -1, -1);
@@ -367,14 +378,32 @@ START_TEST (span_fewest_nodes)
     acq (l, single (5, 0, -1), LEDGER_CPU_BINDING);     /* n2: 0-4 */
     acq (l, single (5, 0, -1), LEDGER_CPU_BINDING);     /* n3: 0-4 */
     /* Free: n0, n1 6-7; n2, n3 5-7. 4 tasks of 2 cores: only one per node
-     * fits, so four nodes; where the scheduler picks the cores each node
-     * gives its own lowest run (n2 and n3: 5-6). */
+     * fits, so four nodes, all on 6-7. */
     uint64_t c = acq (l, ranks (4, 2, 0, -1), LEDGER_SCHEDULER);
     ls = ledger_lease_find (l, c);
     ck_assert_int_eq (ls->nnodes, 4);
     for (int i = 0; i < 4; i++)
         ck_assert_str_eq (list (ls->nodes[i].cores, ls->nodes[i].ncores),
-                          ls->nodes[i].node < 2 ? "6,7" : "5,6");
+                          "6,7");
+    ledger_destroy (l);
+    /* n0 holds 0-3, n1 4-7: no common ids. Where the launcher binds 8
+     * tasks wait for them; where the scheduler picks, each node gives its
+     * own (the ids are bookkeeping there). */
+    l = mk (2, 8, 0, -1, -1);
+    hold_on (l, 100, 0, 4);
+    struct ledger_lease_node hi = { .node = 1, .cores = seq_ids + 4,
+                                    .ncores = 4, .gpus = seq_ids };
+    struct ledger_lease want = { .id = 101, .nodes = &hi, .nnodes = 1,
+                                 .shape = single (4, 0, -1), .est_end = -1 };
+    ck_assert_msg (ledger_restore (l, &want, &err) == 0, "%s", err.text);
+    nofit (l, ranks (8, 1, 0, -1), LEDGER_CPU_BINDING,
+           "no 2 nodes with the same 4 free core ids");
+    ck_assert_ptr_null (strstr (why, "add up"));
+    c = acq (l, ranks (8, 1, 0, -1), LEDGER_SCHEDULER);
+    ls = ledger_lease_find (l, c);
+    ck_assert_int_eq (ls->nnodes, 2);
+    ck_assert_str_eq (list (ls->nodes[0].cores, 4), "4,5,6,7");
+    ck_assert_str_eq (list (ls->nodes[1].cores, 4), "0,1,2,3");
     ledger_destroy (l);
 }
 END_TEST
@@ -508,17 +537,6 @@ START_TEST (span_gpus_and_memory)
     ledger_destroy (l);
 }
 END_TEST
-
-/* Hold cores 0..h-1 of node i (as a restart puts a lease back). */
-static void hold_on (struct ledger *l, uint64_t id, int node, int h)
-{
-    struct ledger_lease_node ln = { .node = node, .cores = seq_ids,
-                                    .ncores = h, .gpus = seq_ids };
-    struct ledger_lease want = { .id = id, .nodes = &ln, .nnodes = 1,
-                                 .shape = single (h, 0, -1),
-                                 .layout = LEDGER_CPU_BINDING, .est_end = -1 };
-    ck_assert_msg (ledger_restore (l, &want, &err) == 0, "%s", err.text);
-}
 
 static int lease_cores (const struct ledger_lease *ls)
 {
