@@ -23,9 +23,11 @@ static OP_HANDLER (hello)
                          "protocol version %d is not supported; this server "
                          "speaks %d", v, PROTO_VERSION);
     }
-    (void) d;
-    (void) cl;
-    return op_json (out, proto_hello_reply (req->id, PROTO_VERSION));
+    /* once asked, pipelining holds for the connection's life */
+    cl->pipelined |= req->hello.pipeline;
+    return op_json (out, proto_hello_reply (req->id, PROTO_VERSION,
+                                            cl->pipelined
+                                            ? d->cfg.max_leases_per_conn : 0));
 }
 
 static OP_HANDLER (render)
@@ -226,12 +228,25 @@ bool op_needs_end (struct berthd *d)
     return !d->draining && !jobend_ready (d->jobend);
 }
 
+void client_unwait (struct client *cl, struct waiter *w)
+{
+    if (w->cprev)
+        w->cprev->cnext = w->cnext;
+    else
+        cl->waiters = w->cnext;
+    if (w->cnext)
+        w->cnext->cprev = w->cprev;
+    w->cprev = w->cnext = NULL;
+    cl->nwaiting--;
+}
+
 void ops_client_gone (struct berthd *d, struct client *cl)
 {
-    if (cl->waiter) {
-        queue_cancel (d->queue, cl->waiter);
-        queue_free_waiter (d->queue, cl->waiter);
-        cl->waiter = NULL;
+    while (cl->waiters) {
+        struct waiter *w = cl->waiters;
+        client_unwait (cl, w);
+        queue_cancel (d->queue, w);
+        queue_free_waiter (d->queue, w);
     }
     leases_client_gone (d, cl);
 }

@@ -31,10 +31,15 @@ struct client {
     bool start_read;
     bool reserve;                 /* over --max-connections, in the reserve:
                                      it may not acquire or watch */
-    /* A late answer to its waiting request (line stolen). */
+    /* A late answer to a waiting request (line stolen). */
     void (*answer) (struct client *cl, char *line, size_t len);
-    struct waiter *waiter;        /* the acquire it waits on, if any; which
-                                     leases it holds, the lease book knows */
+    struct waiter *waiters;       /* the acquires it waits on (one unless it
+                                     pipelines); which leases it holds, the
+                                     lease book knows */
+    int nwaiting;
+    bool pipelined;               /* hello's "pipeline": its later lines are
+                                     served while acquires wait, up to
+                                     --max-leases of them */
     const char *line;             /* the request line being served (during */
     size_t line_len;              /* ops_serve only) */
 };
@@ -68,6 +73,8 @@ enum op_result ops_serve (struct berthd *d, struct client *cl,
 /* The client went away: its waiting request is dropped and its
  * connection-bound leases end. */
 void ops_client_gone (struct berthd *d, struct client *cl);
+/* w no longer waits for cl (answered, or cancelled). */
+void client_unwait (struct client *cl, struct waiter *w);
 /* At start, once the leases are restored: the requests that waited when
  * berthd went away are put back in the queue in their places, reserving as
  * any waiter does, until their processes send them again (one that fits

@@ -131,7 +131,7 @@ static void waiter_done (struct waiter *w, uint64_t lease,
     w->answer = NULL;
     if (!line && !(lease && w->recorded))
         line = answer_line (d, w, lease, err, &len);
-    cl->waiter = NULL;
+    client_unwait (cl, w);
     queue_free_waiter (d->queue, w);
     cl->answer (cl, line, len);
 }
@@ -223,6 +223,11 @@ OP_HANDLER (acquire)
         return op_error (out, req->id, PROTO_ERR_BUSY, "this connection holds "
                          "%d leases, the limit; release some or detach them",
                          (int) lease_book_held (d->book, cl));
+    /* the server reads no more while a pipelining connection is at its
+     * bound; this is for a line already read past it */
+    if (cl->nwaiting >= d->cfg.max_leases_per_conn)
+        return op_error (out, req->id, PROTO_ERR_BUSY, "this connection has "
+                         "%d acquires waiting, the limit", cl->nwaiting);
     if (a->resume && answer_again (d, cl, req, out))
         return OP_ANSWERED;
     struct waiter *w = waiter_make (d, a, req->id, &err);
@@ -242,7 +247,11 @@ OP_HANDLER (acquire)
     w->line = NULL;
     switch (o) {
     case QUEUE_WAITS:
-        cl->waiter = w;
+        w->cnext = cl->waiters;
+        if (cl->waiters)
+            cl->waiters->cprev = w;
+        cl->waiters = w;
+        cl->nwaiting++;
         return OP_WAITS;
     case QUEUE_GRANTED:
         if (w->recorded) {        /* recorded in the queue's round */

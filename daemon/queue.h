@@ -79,6 +79,7 @@ struct waiter {
     uint64_t granted;             /* set by queue_submit's own grant */
     struct queue *queue;          /* while queued */
     struct waiter *prev, *next;   /* in the queue's list while queued */
+    struct waiter *cprev, *cnext; /* in its client's list while it waits */
 };
 
 enum queue_outcome {

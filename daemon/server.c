@@ -127,7 +127,7 @@ static void conn_advance (struct conn *c, enum conn_state s)
 
 static void conn_drop_holdings (struct conn *c)
 {
-    if (c->cl.waiter || lease_book_held (c->s->d->book, &c->cl))
+    if (c->cl.waiters || lease_book_held (c->s->d->book, &c->cl))
         ops_client_gone (c->s->d, &c->cl);
     c->answer_due = false;
 }
@@ -538,11 +538,19 @@ static void conn_unpause (struct conn *c)
 static void conn_finish_if_idle (struct conn *c)
 {
     if (c->eof && c->state == CONN_OPEN && !c->paused && !c->answer_due
-        && !lease_book_held (c->s->d->book, &c->cl) && !c->watching)
+        && !c->cl.nwaiting && !lease_book_held (c->s->d->book, &c->cl) && !c->watching)
         conn_close_after_write (c);
 }
 
 static void conn_process_lines (struct conn *c);
+
+/* A pipelining connection at its bound of waiting acquires reads no more
+ * until one is answered. */
+static bool conn_at_bound (const struct conn *c)
+{
+    return c->cl.pipelined
+           && c->cl.nwaiting >= c->s->d->cfg.max_leases_per_conn;
+}
 
 /* The late answer to a request that waited (struct client's callback). */
 static void conn_answer (struct client *cl, char *line, size_t len)
@@ -605,7 +613,7 @@ static void conn_process_lines (struct conn *c)
 {
     struct evbuffer *in = c->in;
     while (c->state == CONN_OPEN && !c->answer_due && !c->awaits_end
-           && !c->s->d->stopping) {
+           && !c->s->d->stopping && !conn_at_bound (c)) {
         size_t eol_len = 0;
         if (output_in_memory (c) >= CONN_OUTPUT_PAUSE) {
             if (!c->paused)
@@ -645,7 +653,7 @@ static void conn_process_lines (struct conn *c)
         }
         evbuffer_drain (in, whole);
         if (res == OP_WAITS)
-            c->answer_due = true;
+            c->answer_due = !c->cl.pipelined;
         else
             conn_send_reply (c, r.line, r.len, r.tail);
         if (r.close && c->state == CONN_OPEN) {

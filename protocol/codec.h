@@ -113,7 +113,8 @@ struct proto_request {
     enum proto_op op;
     json_t *id;                 /* the client's id (a reference), NULL when unreadable */
     union {
-        struct { int version; } hello;              /* 0: not given */
+        struct { int version; bool pipeline; } hello;   /* version 0: not
+                                                            given */
         struct proto_acquire acquire;
         struct { char *lease; struct proto_outcome *outcome; } release;
         struct proto_render render;
@@ -170,7 +171,8 @@ void proto_lease_free (struct proto_lease *l);     /* contents, not l */
 /* Replies. id may be NULL (sent as null). All return a new object or NULL
  * when the input is unusable (an invalid placement or launch). */
 json_t *proto_error_reply (json_t *id, const berth_error_t *err);
-json_t *proto_hello_reply (json_t *id, int version);
+/* max_waiting > 0: the connection pipelines acquires, that many waiting. */
+json_t *proto_hello_reply (json_t *id, int version, int max_waiting);
 json_t *proto_acquire_reply (json_t *id, const struct proto_lease *lease);
 json_t *proto_release_reply (json_t *id, const char *lease);
 /* reclaim answers with the lease, as acquire does: proto_acquire_reply. */

@@ -41,11 +41,12 @@ json_t *proto_error_reply (json_t *id, const berth_error_t *err)
                       "error", "code", code, "message", text);
 }
 
-json_t *proto_hello_reply (json_t *id, int version)
+json_t *proto_hello_reply (json_t *id, int version, int max_waiting)
 {
-    return json_pack ("{s:O s:b s:i s:[i] s:s}", "id", id ? id : json_null (), "ok", 1,
-                      "version", version, "versions", PROTO_VERSION, "server",
-                      "berthd " BERTH_VERSION);
+    return json_pack ("{s:O s:b s:i s:[i] s:s s:o*}", "id", id ? id : json_null (),
+                      "ok", 1, "version", version, "versions", PROTO_VERSION, "server",
+                      "berthd " BERTH_VERSION, "pipeline", max_waiting > 0
+                      ? json_pack ("{s:i}", "max_waiting", max_waiting) : NULL);
 }
 
 json_t *proto_lease_json (const struct proto_lease *l)

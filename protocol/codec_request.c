@@ -135,12 +135,14 @@ static int unpack_if_only (json_t *o, const char *fmt, ...)
 
 int codec_decode_hello (const struct codec_ctx *c, json_t *o, struct proto_request *r)
 {
-    json_t *skip, *version = NULL;
+    json_t *skip, *version = NULL, *pipeline = NULL;
     json_error_t je;
-    if (unpack_request (o, &je, "{s:o s:o s?o !}", "op", &skip, "id", &skip,
-                        "version", &version) < 0)
+    if (unpack_request (o, &je, "{s:o s:o s?o s?o !}", "op", &skip, "id", &skip,
+                        "version", &version, "pipeline", &pipeline) < 0)
         return codec_unpack_error (c, &je);
-    return codec_get_i (c, "version", version, 1, INT_MAX, &r->hello.version);
+    return codec_get_i (c, "version", version, 1, INT_MAX, &r->hello.version) < 0
+           || codec_get_bool (c, "pipeline", pipeline, &r->hello.pipeline) < 0
+           ? -1 : 0;
 }
 
 /* The checks of each kind of acquire member (acquire_fields.h): 0, or -1

@@ -75,6 +75,8 @@ int codec_encode_render (json_t *o, const struct proto_request *req)
 
 int codec_encode_hello (json_t *o, const struct proto_request *req)
 {
+    if (req->hello.pipeline && codec_set_new (o, "pipeline", json_true ()) < 0)
+        return -1;
     return req->hello.version > 0
            ? codec_set_new (o, "version", json_integer (req->hello.version)) : 0;
 }

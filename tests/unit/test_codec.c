@@ -132,6 +132,7 @@ static const struct bad_case bad_cases[] = {
     /* the other ops */
     { "{\"op\":\"hello\",\"id\":1,\"version\":0}", INV, "field 'version' must be a positive integer", "got 0", "1" },
     { "{\"op\":\"hello\",\"id\":1,\"version\":\"1\"}", INV, "field 'version'", "got \"1\"", "1" },
+    { "{\"op\":\"hello\",\"id\":1,\"pipeline\":1}", INV, "field 'pipeline' must be true or false", "got 1", "1" },
     { "{\"op\":\"release\",\"id\":5}", INV, "release: missing required field 'lease'", "", "5" },
     { "{\"op\":\"release\",\"id\":5,\"lease\":17}", INV, "release: field 'lease' must be a non-empty string", "got 17", "5" },
     { "{\"op\":\"release\",\"id\":5,\"lease\":null}", INV, "release: field 'lease' must be a lease id", "got null", "5" },
@@ -554,6 +555,15 @@ START_TEST (test_roundtrip_small_ops)
     in.id = json_integer (1);
     roundtrip (&in, &out);
     ck_assert_int_eq (out.hello.version, 0);
+    ck_assert (!out.hello.pipeline);
+    proto_request_free (&out);
+    proto_request_free (&in);
+
+    proto_request_init (&in, PROTO_HELLO);   /* asks to pipeline acquires */
+    in.id = json_integer (1);
+    in.hello.pipeline = true;
+    roundtrip (&in, &out);
+    ck_assert (out.hello.pipeline);
     proto_request_free (&out);
     proto_request_free (&in);
 
@@ -651,7 +661,12 @@ static json_t *reparse (json_t *msg)
 START_TEST (test_hello_reply)
 {
     json_t *id = json_integer (1);
-    json_t *m = reparse (proto_hello_reply (id, 1));
+    json_t *p = reparse (proto_hello_reply (id, 1, 1024));
+    ck_assert_int_eq (json_integer_value (json_object_get (json_object_get (p, "pipeline"),
+                                                           "max_waiting")), 1024);
+    json_decref (p);
+    json_t *m = reparse (proto_hello_reply (id, 1, 0));
+    ck_assert_ptr_null (json_object_get (m, "pipeline"));
     berth_error_t e;
     int v = 0;
     ck_assert_int_eq (proto_reply_status (m, &e), 0);
