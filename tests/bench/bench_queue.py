@@ -15,7 +15,11 @@ lease released, each waiter releasing its grant at once, until none waits.
 Shapes: single (1 to 64 cores on one node), span (4 nodes x 64 tasks,
 may-span), mixed (both, 1 in 8 spanning).
 
-usage: bench_queue.py [--nodes N] [--waiting N] [--shape S] [--json FILE]
+--per-conn K: K requests a connection, which pipelines them (hello with
+pipeline; berthd --max-leases K), as one process of an ensemble would; the
+default, 1, is one connection a request, one at a time.
+
+usage: bench_queue.py [--nodes N] [--waiting N] [--shape S] [--per-conn K] [--json FILE]
 BERTH and BERTHD name the built tools. Timings are figures, never checks."""
 import argparse
 import json
@@ -33,18 +37,21 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--nodes", type=int, default=16)
 ap.add_argument("--waiting", type=int, default=1000)
 ap.add_argument("--shape", choices=("single", "span", "mixed"), default="mixed")
+ap.add_argument("--per-conn", type=int, default=1)
 ap.add_argument("--json")
 args = ap.parse_args()
 BERTHD = os.environ["BERTHD"]
 N = args.waiting
+K = max(args.per_conn, 1)
+NCONN = (N + K - 1) // K
 host = socket.gethostname().split(".")[0]
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-want = N + 1024
+want = NCONN + 1024
 if soft < want:
     try:
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(want, hard), max(want, hard)))
     except (ValueError, OSError):
-        sys.exit(f"bench_queue: {N} connections need {want} open files; the limit is {hard}")
+        sys.exit(f"bench_queue: {NCONN} connections need {want} open files; the limit is {hard}")
 
 d = tempfile.mkdtemp(prefix="berth-bq-")
 os.chmod(d, 0o700)
@@ -56,7 +63,8 @@ env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": d,
        "SLURM_JOB_NUM_NODES": str(args.nodes)}
 daemon = subprocess.Popen([BERTHD, "--foreground", "--socket", sock, "--state-dir",
                            os.path.join(d, "state"), "--machine", "pm-cpu",
-                           "--max-connections", str(N + 64)],
+                           "--max-connections", str(NCONN + 64)]
+                          + (["--max-leases", str(K)] if K > 1 else []),
                           env=env, stdout=subprocess.DEVNULL,
                           stderr=open(os.path.join(d, "berthd.err"), "w"))
 TICK = os.sysconf("SC_CLK_TCK")
@@ -128,7 +136,7 @@ wl.get()
 
 def request(i):
     spans = args.shape == "span" or (args.shape == "mixed" and i % 8 == 7)
-    r = {"op": "acquire", "id": 1, "label": f"w{i}"}
+    r = {"op": "acquire", "id": i, "label": f"w{i}"}
     if spans:
         r.update(ntasks=256, may_span_nodes=True)
     else:
@@ -140,7 +148,14 @@ waiters, lat, cpus = [], [], []
 c0 = cpu()
 t_sub = time.perf_counter()
 for i in range(N):
-    w = connect()
+    if i % K == 0:
+        w = connect()
+        if K > 1:
+            w.sendall(b'{"op":"hello","id":"h","pipeline":true}\n')
+            rep = Lines(w).get()
+            if (rep.get("pipeline") or {}).get("max_waiting") != K:
+                sys.exit(f"berthd does not pipeline {K} acquires: {rep}")
+        waiters.append(w)
     t = time.perf_counter()
     w.sendall(request(i))
     while True:
@@ -150,11 +165,11 @@ for i in range(N):
         if ev.get("event") in ("granted", "refused") and ev.get("label") == f"w{i}":
             sys.exit(f"request w{i} did not wait: {ev}")
     lat.append(time.perf_counter() - t)
-    waiters.append(w)
     if (i + 1) % max(N // 10, 1) == 0:
         cpus.append(cpu())
 submit_s = time.perf_counter() - t_sub
-fig = {"nodes": args.nodes, "waiting": N, "shape": args.shape, "submit_s": submit_s,
+fig = {"nodes": args.nodes, "waiting": N, "shape": args.shape, "per_conn": K,
+       "connections": NCONN, "submit_s": submit_s,
        "rss_mib_full": rss_mib()}
 
 
@@ -217,36 +232,50 @@ fig["first_grant_ms"] = (time.perf_counter() - t) * 1000
 
 # Drain: every waiter releases its grant at once; the fill goes too.
 sel = selectors.DefaultSelector()
-buf = {}
+buf, out = {}, {}
 for w in waiters:
     w.setblocking(False)
     sel.register(w, selectors.EVENT_READ)
-    buf[w] = b""
+    buf[w], out[w] = b"", b""
 t = time.perf_counter()
 c1 = cpu()
 filler.sendall("".join(json.dumps({"op": "release", "id": 2, "lease": x}) + "\n"
                        for x in fill).encode())
 left = N
+# releases go out as the socket takes them: a pipelining connection gets
+# many grants at once, and berthd reads no more from a connection whose
+# replies wait unread, so blocking on a send would stall both sides
 while left:
-    for key, _ in sel.select(timeout=60):
+    for key, mask in sel.select(timeout=60):
         w = key.fileobj
-        chunk = w.recv(65536)
-        if not chunk:
-            sys.exit("berthd closed a waiting connection")
-        buf[w] += chunk
-        *done, buf[w] = buf[w].split(b"\n")
-        for line in done:
-            rep = json.loads(line)
-            if "lease" in rep and rep.get("ok") and rep.get("id") == 1:
-                w.sendall((json.dumps({"op": "release", "id": 2, "lease": rep["lease"]})
-                           + "\n").encode())
-                left -= 1
-            elif not rep.get("ok"):
-                sys.exit(f"a waiter got {rep}")
+        if mask & selectors.EVENT_WRITE and out[w]:
+            try:
+                out[w] = out[w][w.send(out[w]):]
+            except BlockingIOError:
+                pass
+        if mask & selectors.EVENT_READ:
+            try:
+                chunk = w.recv(1 << 20)
+            except BlockingIOError:
+                chunk = None
+            if chunk == b"":
+                sys.exit("berthd closed a waiting connection")
+            buf[w] += chunk or b""
+            *done, buf[w] = buf[w].split(b"\n")
+            for line in done:
+                rep = json.loads(line)
+                if "lease" in rep and rep.get("ok") and isinstance(rep.get("id"), int):
+                    out[w] += (json.dumps({"op": "release", "id": "r", "lease": rep["lease"]})
+                               + "\n").encode()
+                    left -= 1
+                elif not rep.get("ok"):
+                    sys.exit(f"a waiter got {rep}")
+        sel.modify(w, selectors.EVENT_READ | (selectors.EVENT_WRITE if out[w] else 0))
 fig["drain_s"] = time.perf_counter() - t
 fig["drain_cpu_us_per_request"] = (cpu() - c1) / N * 1e6
 
-print(f"queue {args.shape:6} {args.nodes:>6} nodes, {N:>7} waiting: submit {submit_s:7.2f} s, "
+print(f"queue {args.shape:6} {args.nodes:>6} nodes, {N:>7} waiting"
+      + (f" ({K} a connection)" if K > 1 else "") + f": submit {submit_s:7.2f} s, "
       f"p50 {fig['deciles'][0]['p50_us']:7.0f} -> {fig['deciles'][-1]['p50_us']:7.0f} us, "
       f"p99 {fig['deciles'][0]['p99_us']:7.0f} -> {fig['deciles'][-1]['p99_us']:7.0f} us, "
       f"CPU/request {fig['deciles'][0]['cpu_us_per_request']:6.0f} -> "

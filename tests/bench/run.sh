@@ -84,6 +84,11 @@ if want queue; then  # the queue at an ensemble's length (issue 25)
             --shape mixed --json "$out/queue_16n_10k.json"
         run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 10000 \
             --waiting 1000 --shape single --json "$out/queue_10k.json"
+        # 100,000 waiting over 100 connections that pipeline 1,000 each
+        run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 16 --waiting 100000 \
+            --shape mixed --per-conn 1000 --json "$out/queue_16n_100k.json"
+        run queue env BERTHD="$BERTHD" python3 "$here/bench_queue.py" --nodes 10000 \
+            --waiting 100000 --shape single --per-conn 1000 --json "$out/queue_10kn_100k.json"
     fi
 fi
 want socket && run socket "$BENCH_BIN/bench_socket" "${q[@]}" --berthd "$BERTHD" --json "$out/socket.json"

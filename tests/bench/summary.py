@@ -110,14 +110,17 @@ def main():
             f"backfill without starvation bound {r['unbounded_ratio']:.3f}",
             r["meets"]["within_1_15"] and r["meets"]["better_than_strict"])
 
-    for name, label in (("queue", "queue"), ("queue_16n_10k", "queue"), ("queue_10k", "queue")):
+    for name, label in (("queue", "queue"), ("queue_16n_10k", "queue"), ("queue_10k", "queue"),
+                        ("queue_16n_100k", "queue, pipelined"), ("queue_10kn_100k", "queue, pipelined")):
         r = load(d, name)
         if r:
             first, last = r["deciles"][0], r["deciles"][-1]
             grow = last["p50_us"] / max(first["p50_us"], 1e-9)
-            row(f"9. {label}, {r['nodes']} nodes, {r['waiting']} waiting ({r['shape']}): "
+            row(f"9. {label}, {r['nodes']} nodes, {r['waiting']} waiting ({r['shape']}"
+                + (f", {r['per_conn']} a connection" if r.get("per_conn", 1) > 1 else "") + "): "
                 "a request's cost flat in the queue's length (last tenth <= 2 x first)",
-                f"p50 to waited {first['p50_us']:.0f} -> {last['p50_us']:.0f} us, CPU "
+                f"p50 to waited {first['p50_us']:.0f} -> {last['p50_us']:.0f} us, p99 "
+                f"{first['p99_us']:.0f} -> {last['p99_us']:.0f} us, CPU "
                 f"{first['cpu_us_per_request']:.0f} -> {last['cpu_us_per_request']:.0f} us",
                 f"status {r['status_ms_full']:.1f} ms, first grant {r['first_grant_ms']:.2f} ms, "
                 f"drain {r['drain_s']:.2f} s, RSS {r['rss_mib_full']:.0f} MiB"
