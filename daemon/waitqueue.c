@@ -28,7 +28,6 @@ struct entry {
     int priority;
     double added;
     double duration;          /* < 0: not stated */
-    int overtaken;
     char why[256];            /* from the last try */
     uint64_t why_gen;         /* the ledger's generation it was true of */
     bool why_fixed;           /* it cannot be placed at all: stays true */
@@ -38,24 +37,29 @@ struct entry {
     bool fresh;               /* added since the last round */
 };
 
-/* What a full round learnt does not fit: another entry of the same needs,
- * reached while neither the ledger nor the hold has changed, does not fit
- * either and is not tried (an ensemble's thousands of waiters have a few
- * shapes, so a release tries a few, not all of them). A direct-mapped
- * cache: a collision forgets, it never errs. */
-#define ROUND_MISFITS 128
-
-struct misfit {
-    uint64_t epoch;           /* valid while it equals the round's */
+/* Entries of the same needs (shape, layout, stated duration: backfill
+ * depends on it) are one class. What a full round learnt does not fit is
+ * kept by class: another entry of it, reached while neither the ledger nor
+ * the hold has changed, does not fit either and is not tried (an
+ * ensemble's thousands of waiters have a few shapes, so a release tries a
+ * few, not all of them). Classes are kept until the queue empties. */
+struct wclass {
     struct step_shape shape;
     enum ledger_layout layout;
-    double duration;          /* backfill depends on it */
+    double duration;
+    uint64_t epoch;           /* a misfit of the round whose epoch this is */
 };
 
 struct waitqueue {
     struct ledger *ledger;
     struct waitqueue_config cfg;
+    /* The entries in queue order, and beside them what a round reads of
+     * each, densely: a round walks these, touching an entry only when its
+     * class is tried (one heap block an entry: a cache miss each). */
     struct entry **e;
+    uint32_t *cls;            /* its class */
+    int *over;                /* times it was overtaken */
+    double *added;            /* when it arrived (as e->added) */
     int n, cap;
     uint64_t next_ticket;
     /* The nodes held for one entry, kept from round to round while it
@@ -74,7 +78,9 @@ struct waitqueue {
     double round_at;          /* its now (the held entry's reason) */
     struct entry **fresh;     /* entries added since, in no order */
     int nfresh, capfresh;
-    struct misfit *misfit;    /* a full round's misfits [ROUND_MISFITS] */
+    struct wclass *classes;
+    int nclasses, capclasses;
+    int *ctab, ctabsize;      /* class ids by hash (open addressing; -1) */
     uint64_t misfit_epoch;    /* every epoch a round has used */
 };
 
@@ -95,10 +101,8 @@ struct waitqueue *waitqueue_create (struct ledger *l,
     q->next_ticket = 1;
     q->hold_due = INFINITY;
     if (!(q->resv = malloc ((size_t) ledger_nnodes (l) * sizeof (int)))
-        || !(q->misfit = calloc (ROUND_MISFITS, sizeof (*q->misfit)))
         || !(q->by_ticket = idmap_create ())) {
         free (q->resv);
-        free (q->misfit);
         free (q);
         errprintf (err, "out of memory creating the wait queue");
         return NULL;
@@ -121,9 +125,13 @@ void waitqueue_destroy (struct waitqueue *q)
     for (int i = 0; i < q->n; i++)
         entry_free (q->e[i]);
     free (q->e);
+    free (q->cls);
+    free (q->over);
+    free (q->added);
     free (q->resv);
     free (q->fresh);
-    free (q->misfit);
+    free (q->classes);
+    free (q->ctab);
     idmap_destroy (q->by_ticket);
     free (q);
 }
@@ -149,6 +157,104 @@ static int index_of (const struct waitqueue *q, const struct entry *e)
     return lo;
 }
 
+static bool same_needs (const struct step_shape *a, const struct step_shape *b)
+{
+    return a->mpi == b->mpi && a->ntasks == b->ntasks
+           && a->cpus_per_task == b->cpus_per_task && a->cores == b->cores
+           && a->gpus == b->gpus && a->memory == b->memory
+           && a->budget == b->budget && a->may_span == b->may_span
+           && a->local == b->local;
+}
+
+static uint64_t class_hash (const struct step_shape *sh, enum ledger_layout lay,
+                            double duration)
+{
+    uint64_t h = (uint64_t) sh->cores * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t) sh->ntasks * 0xc2b2ae3d27d4eb4full + (uint64_t) sh->gpus;
+    h ^= (uint64_t) sh->memory * 31 + (uint64_t) sh->budget;
+    uint64_t dur;
+    memcpy (&dur, &duration, sizeof (dur));       /* its bits: -1 too */
+    h ^= dur + (uint64_t) lay * 7 + (uint64_t) sh->cpus_per_task * 131;
+    h ^= h >> 29;
+    return h * 0xbf58476d1ce4e5b9ull;
+}
+
+/* Rebuild the class table at size (a power of two). */
+static int class_table (struct waitqueue *q, int size)
+{
+    int *t = malloc ((size_t) size * sizeof (int));
+    if (!t)
+        return -1;
+    for (int k = 0; k < size; k++)
+        t[k] = -1;
+    for (int c = 0; c < q->nclasses; c++) {
+        const struct wclass *w = &q->classes[c];
+        size_t k = class_hash (&w->shape, w->layout, w->duration) >> 32;
+        while (t[k & (size_t) (size - 1)] >= 0)
+            k++;
+        t[k & (size_t) (size - 1)] = c;
+    }
+    free (q->ctab);
+    q->ctab = t;
+    q->ctabsize = size;
+    return 0;
+}
+
+/* The class of these needs, made when new; -1 when memory is short. */
+static int class_of (struct waitqueue *q, const struct step_shape *sh,
+                     enum ledger_layout lay, double duration)
+{
+    if (q->nclasses * 2 >= q->ctabsize
+        && class_table (q, q->ctabsize ? q->ctabsize * 2 : 64) < 0)
+        return -1;
+    size_t mask = (size_t) q->ctabsize - 1;
+    size_t k = class_hash (sh, lay, duration) >> 32;
+    for (;; k++) {
+        int c = q->ctab[k & mask];
+        if (c < 0)
+            break;
+        const struct wclass *w = &q->classes[c];
+        if (w->layout == lay && w->duration == duration
+            && same_needs (&w->shape, sh))
+            return c;
+    }
+    if (q->nclasses == q->capclasses) {
+        int cap = q->capclasses ? q->capclasses * 2 : 16;
+        struct wclass *v = realloc (q->classes, (size_t) cap * sizeof (*v));
+        if (!v)
+            return -1;
+        q->classes = v;
+        q->capclasses = cap;
+    }
+    int c = q->nclasses++;
+    q->classes[c] = (struct wclass) { *sh, lay, duration, 0 };
+    q->ctab[k & mask] = c;
+    return c;
+}
+
+/* Room for one more entry in the queue's arrays. */
+static int grow (struct waitqueue *q)
+{
+    if (q->n < q->cap)
+        return 0;
+    size_t cap = q->cap ? (size_t) q->cap * 2 : 16;
+    struct entry **e = realloc (q->e, cap * sizeof (*e));
+    if (e)
+        q->e = e;
+    uint32_t *cls = e ? realloc (q->cls, cap * sizeof (*cls)) : NULL;
+    if (cls)
+        q->cls = cls;
+    int *over = cls ? realloc (q->over, cap * sizeof (*over)) : NULL;
+    if (over)
+        q->over = over;
+    double *added = over ? realloc (q->added, cap * sizeof (*added)) : NULL;
+    if (!added)
+        return -1;     /* the arrays that grew are kept: cap says the least */
+    q->added = added;
+    q->cap = (int) cap;
+    return 0;
+}
+
 int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
                    double now, uint64_t *ticket, berth_error_t *err)
 {
@@ -160,15 +266,11 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
         q->fresh = f;
         q->capfresh = cap;
     }
-    if (q->n == q->cap) {
-        int cap = q->cap ? q->cap * 2 : 16;
-        struct entry **e = realloc (q->e, cap * sizeof (*e));
-        if (!e)
-            return errprintf (err, "out of memory queueing a request");
-        q->e = e;
-        q->cap = cap;
-    }
-    struct entry *e = calloc (1, sizeof (*e));
+    if (grow (q) < 0)
+        return errprintf (err, "out of memory queueing a request");
+    double dur = r->duration > 0 ? r->duration : -1;
+    int cls = class_of (q, &r->shape, r->layout, dur);
+    struct entry *e = cls < 0 ? NULL : calloc (1, sizeof (*e));
     if (!e || (r->label && !(e->label = strdup (r->label)))
         || idmap_put (q->by_ticket, q->next_ticket, e) < 0) {
         entry_free (e);
@@ -180,12 +282,19 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
     e->layout = r->layout;
     e->priority = r->priority;
     e->added = r->since > 0 && r->since < now ? r->since : now;
-    e->duration = r->duration > 0 ? r->duration : -1;
+    e->duration = dur;
     if (r->why && *r->why)
         snprintf (e->why, sizeof (e->why), "%s", r->why);
     int i = index_of (q, e);
-    memmove (q->e + i + 1, q->e + i, (q->n - i) * sizeof (*q->e));
+    size_t after = (size_t) (q->n - i);
+    memmove (q->e + i + 1, q->e + i, after * sizeof (*q->e));
+    memmove (q->cls + i + 1, q->cls + i, after * sizeof (*q->cls));
+    memmove (q->over + i + 1, q->over + i, after * sizeof (*q->over));
+    memmove (q->added + i + 1, q->added + i, after * sizeof (*q->added));
     q->e[i] = e;
+    q->cls[i] = (uint32_t) cls;
+    q->over[i] = 0;
+    q->added[i] = e->added;
     q->n++;
     e->fresh = true;
     q->fresh[q->nfresh++] = e;
@@ -199,8 +308,17 @@ int waitqueue_add (struct waitqueue *q, const struct waitqueue_request *r,
 static void remove_at (struct waitqueue *q, int i)
 {
     struct entry *e = q->e[i];
-    memmove (q->e + i, q->e + i + 1, (q->n - i - 1) * sizeof (*q->e));
+    size_t after = (size_t) (q->n - i - 1);
+    memmove (q->e + i, q->e + i + 1, after * sizeof (*q->e));
+    memmove (q->cls + i, q->cls + i + 1, after * sizeof (*q->cls));
+    memmove (q->over + i, q->over + i + 1, after * sizeof (*q->over));
+    memmove (q->added + i, q->added + i + 1, after * sizeof (*q->added));
     q->n--;
+    if (!q->n) {              /* classes are kept while anyone waits */
+        q->nclasses = 0;
+        for (int k = 0; k < q->ctabsize; k++)
+            q->ctab[k] = -1;
+    }
     idmap_remove (q->by_ticket, e->ticket);
     if (e->fresh)
         for (int k = 0; k < q->nfresh; k++)
@@ -229,21 +347,20 @@ int waitqueue_cancel (struct waitqueue *q, uint64_t ticket,
 }
 
 /* Overtaken often enough, or waited long enough: hold what frees for it. */
-static bool is_held_for (const struct waitqueue *q, const struct entry *e,
-                         double now)
+static bool is_held_for (const struct waitqueue *q, int i, double now)
 {
-    return e->overtaken >= q->cfg.max_overtakes
-           || (q->cfg.max_wait >= 0 && now - e->added >= q->cfg.max_wait);
+    return q->over[i] >= q->cfg.max_overtakes
+           || (q->cfg.max_wait >= 0 && now - q->added[i] >= q->cfg.max_wait);
 }
 
-static void held_text (const struct waitqueue *q, const struct entry *e,
-                       double now, char *buf, size_t size)
+static void held_text (const struct waitqueue *q, int i, double now,
+                       char *buf, size_t size)
 {
-    if (e->overtaken >= q->cfg.max_overtakes)
-        snprintf (buf, size, "overtaken %d of %d times", e->overtaken,
+    if (q->over[i] >= q->cfg.max_overtakes)
+        snprintf (buf, size, "overtaken %d of %d times", q->over[i],
                   q->cfg.max_overtakes);
     else
-        snprintf (buf, size, "waited %.0fs of %.0fs", now - e->added,
+        snprintf (buf, size, "waited %.0fs of %.0fs", now - q->added[i],
                   q->cfg.max_wait);
 }
 
@@ -274,40 +391,18 @@ struct round {
                                  one was: the next round decides afresh */
     struct waitqueue_result *v;
     int n;
-    struct misfit *misfit;    /* [ROUND_MISFITS]; NULL: every entry tried */
+    bool misfits;             /* classes that failed are not tried again;
+                                 false: every entry tried (the reference) */
     uint64_t epoch;           /* bumped whenever the misfits stop holding */
     uint64_t misfit_gen;      /* the ledger generation they are true of */
     const struct entry *misfit_held;   /* and the hold */
 };
 
-static bool same_needs (const struct step_shape *a, const struct step_shape *b)
+/* True when the class of the entry at i already failed under the same
+ * ledger and hold; forgets what no longer holds. */
+static bool known_misfit (struct waitqueue *q, struct round *r, int i)
 {
-    return a->mpi == b->mpi && a->ntasks == b->ntasks
-           && a->cpus_per_task == b->cpus_per_task && a->cores == b->cores
-           && a->gpus == b->gpus && a->memory == b->memory
-           && a->budget == b->budget && a->may_span == b->may_span
-           && a->local == b->local;
-}
-
-static struct misfit *misfit_slot (struct round *r, const struct entry *e)
-{
-    const struct step_shape *sh = &e->shape;
-    uint64_t h = (uint64_t) sh->cores * 0x9e3779b97f4a7c15ull;
-    h ^= (uint64_t) sh->ntasks * 0xc2b2ae3d27d4eb4full + (uint64_t) sh->gpus;
-    h ^= (uint64_t) sh->memory * 31 + (uint64_t) sh->budget;
-    uint64_t dur;
-    memcpy (&dur, &e->duration, sizeof (dur));    /* its bits: -1 too */
-    h ^= dur + (uint64_t) e->layout * 7;
-    h ^= h >> 29;
-    return &r->misfit[(h * 0xbf58476d1ce4e5b9ull >> 40) % ROUND_MISFITS];
-}
-
-/* True when an entry like e already failed under the same ledger and hold;
- * forgets what no longer holds. */
-static bool known_misfit (struct waitqueue *q, struct round *r,
-                          const struct entry *e)
-{
-    if (!r->misfit)
+    if (!r->misfits)
         return false;
     uint64_t gen = ledger_generation (q->ledger);
     if (r->misfit_gen != gen || r->misfit_held != r->held) {
@@ -315,18 +410,14 @@ static bool known_misfit (struct waitqueue *q, struct round *r,
         r->misfit_gen = gen;
         r->misfit_held = r->held;
     }
-    const struct misfit *m = misfit_slot (r, e);
-    return m->epoch == r->epoch && m->layout == e->layout
-           && m->duration == e->duration && same_needs (&m->shape, &e->shape);
+    return q->classes[q->cls[i]].epoch == r->epoch;
 }
 
-static void note_misfit (const struct waitqueue *q, struct round *r,
-                         const struct entry *e)
+static void note_misfit (const struct waitqueue *q, struct round *r, int i)
 {
-    if (r->misfit && r->misfit_gen == ledger_generation (q->ledger)
+    if (r->misfits && r->misfit_gen == ledger_generation (q->ledger)
         && r->misfit_held == r->held)
-        *misfit_slot (r, e) = (struct misfit) { r->epoch, e->shape, e->layout,
-                                                e->duration };
+        q->classes[q->cls[i]].epoch = r->epoch;
 }
 
 /* Try the entry at index i, as the round has reached it. True when it was
@@ -339,7 +430,7 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
     /* A request that does not fit is explained when someone asks why
      * (reason_of), not here: an explanation scans every node, and a round
      * tries every waiter. */
-    bool known = known_misfit (q, r, e);
+    bool known = known_misfit (q, r, i);
     int rc = known ? 1 : ledger_acquire (q->ledger, &e->shape, e->layout,
                                          &lease, NULL, 0, &lerr);
     e->why_fixed = rc < 0;
@@ -371,8 +462,8 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
     }
     if (rc == 1) {
         if (!known)
-            note_misfit (q, r, e);
-        if (!r->held && is_held_for (q, e, r->now)) {
+            note_misfit (q, r, i);
+        if (!r->held && is_held_for (q, i, r->now)) {
             r->held = e;
             r->stop = hold_for (q, e, r->now);
         }
@@ -383,7 +474,7 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
     for (int j = 0; j < i; j++) {
         if (q->e[j] == r->held)
             continue;
-        if (q->e[j]->overtaken++ + 1 >= q->cfg.max_overtakes) {
+        if (q->over[j]++ + 1 >= q->cfg.max_overtakes) {
             if (!r->held) {
                 r->held = q->e[j];
                 r->stop = hold_for (q, r->held, r->now);
@@ -418,19 +509,29 @@ static void full_round (struct waitqueue *q, struct round *r)
     r->stop = r->regroup = false;
     r->ready = -2;
     /* the reference (full_rounds) tries every entry */
-    r->misfit = q->cfg.full_rounds ? NULL : q->misfit;
+    r->misfits = !q->cfg.full_rounds;
     r->epoch = ++q->misfit_epoch;
     r->misfit_gen = ledger_generation (q->ledger);
     r->misfit_held = NULL;
-    for (int i = 0; i < q->n && !r->stop;)
-        if (!try_at (q, i, r))
+    for (int i = 0; i < q->n && !r->stop;) {
+        /* a known misfit is passed over on the dense arrays alone: only
+         * whether it is due to be held is asked */
+        if (known_misfit (q, r, i)) {
+            if (!r->held && is_held_for (q, i, r->now)) {
+                r->held = q->e[i];
+                r->stop = hold_for (q, r->held, r->now);
+            }
             i++;
+        }
+        else if (!try_at (q, i, r))
+            i++;
+    }
     double due = INFINITY;
     if (q->cfg.max_wait >= 0)
         for (int i = 0; i < q->n; i++)
-            if (!is_held_for (q, q->e[i], r->now)
-                && q->e[i]->added + q->cfg.max_wait < due)
-                due = q->e[i]->added + q->cfg.max_wait;
+            if (!is_held_for (q, i, r->now)
+                && q->added[i] + q->cfg.max_wait < due)
+                due = q->added[i] + q->cfg.max_wait;
     q->hold_due = due;
     round_end (q, r);
 }
@@ -531,7 +632,10 @@ static const char *reason_of (const struct waitqueue *q, int i)
 {
     struct entry *e = q->e[i];
     uint64_t gen = ledger_generation (q->ledger);
-    if (e->why[0] && !e->why_fixed && (e->why_due || e->why_gen != gen)) {
+    /* an entry a round passed over by its class was not touched: explained
+     * here like one tried (only one added since the last round was not) */
+    if (!e->why_fixed && !e->fresh
+        && (e->why_due || e->why_gen != gen || !e->why[0])) {
         ledger_explain (q->ledger, &e->shape, e->layout, e->why, sizeof (e->why));
         e->why_gen = gen;
         e->why_due = false;
@@ -539,7 +643,7 @@ static const char *reason_of (const struct waitqueue *q, int i)
     int hpos = q->held ? index_of (q, q->held) + 1 : 0;
     if (q->held && i + 1 > hpos) {
         char hold[64];
-        held_text (q, q->held, q->round_at, hold, sizeof (hold));
+        held_text (q, hpos - 1, q->round_at, hold, sizeof (hold));
         snprintf (e->reason, sizeof (e->reason), "held for #%d (%s)", hpos, hold);
     } else if (!e->why[0])
         snprintf (e->reason, sizeof (e->reason), "not tried yet");
@@ -547,7 +651,7 @@ static const char *reason_of (const struct waitqueue *q, int i)
         snprintf (e->reason, sizeof (e->reason), "%s", e->why);
     else
         snprintf (e->reason, sizeof (e->reason), "%s; behind #1 (overtaken %d of %d "
-                  "times)", e->why, q->e[0]->overtaken, q->cfg.max_overtakes);
+                  "times)", e->why, q->over[0], q->cfg.max_overtakes);
     return e->reason;
 }
 
@@ -557,7 +661,7 @@ static void info_of (const struct waitqueue *q, int i, struct waitqueue_entry_in
     *info = (struct waitqueue_entry_info) {
         .ticket = e->ticket, .owner = e->owner, .position = i + 1,
         .label = e->label, .shape = &e->shape, .priority = e->priority,
-        .added = e->added, .overtaken = e->overtaken, .reason = reason_of (q, i),
+        .added = e->added, .overtaken = q->over[i], .reason = reason_of (q, i),
     };
 }
 
