@@ -430,9 +430,10 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
     /* A request that does not fit is explained when someone asks why
      * (reason_of), not here: an explanation scans every node, and a round
      * tries every waiter. */
-    bool known = known_misfit (q, r, i);
-    int rc = known ? 1 : ledger_acquire (q->ledger, &e->shape, e->layout,
-                                         &lease, NULL, 0, &lerr);
+    /* full_round passes over a known misfit before it gets here, and a
+     * fresh round keeps none: every entry that comes here is tried */
+    int rc = ledger_acquire (q->ledger, &e->shape, e->layout, &lease, NULL, 0,
+                             &lerr);
     e->why_fixed = rc < 0;
     e->why_due = rc == 1;
     if (rc == 1 && !e->why[0])
@@ -441,7 +442,7 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
         snprintf (e->why, sizeof (e->why), "cannot be placed: %.200s", lerr.text);
         return false;
     }
-    if (rc == 1 && !known && r->held && e->duration >= 0) {
+    if (rc == 1 && r->held && e->duration >= 0) {
         /* EASY backfill: it may use the held nodes if it is expected to
          * give them back before the held entry could start there. */
         if (r->ready == -2)
@@ -461,8 +462,7 @@ static bool try_at (struct waitqueue *q, int i, struct round *r)
         }
     }
     if (rc == 1) {
-        if (!known)
-            note_misfit (q, r, i);
+        note_misfit (q, r, i);
         if (!r->held && is_held_for (q, i, r->now)) {
             r->held = e;
             r->stop = hold_for (q, e, r->now);
