@@ -291,7 +291,8 @@ static int by_node (const void *a, const void *b)
 
 /* The fewest nodes, most free first, whose room adds up to the step, into
  * rm[0..k) (room for at least min(units, n) entries); 0 when the free room
- * of the whole allocation falls short. */
+ * of the whole allocation falls short (memory: lg_place_span has already
+ * seen that the free cores would do). */
 static int uneven_pick (const struct ledger *l, const struct step_shape *sh,
                         struct room *rm)
 {
@@ -299,13 +300,6 @@ static int uneven_pick (const struct ledger *l, const struct step_shape *sh,
     int usz = sh->mpi ? sh->cpus_per_task : 1;
     int64_t total = (int64_t) units * usz, have = 0;
     int k = 0;
-    /* what the buckets hold bounds the room (memory only lowers it): a
-     * step that cannot fit costs no walk over the nodes */
-    for (int f = usz; f <= l->maxcores; f++)
-        have += (int64_t) (f / usz) * l->bucket[f].count;
-    if (have < units)
-        return 0;
-    have = 0;
     for (int f = l->maxcores; f >= usz && have < units; f--) {
         const struct nodeset *s = &l->bucket[f];
         for (int i = s->count ? ns_next (l, s, 0) : -1; i >= 0 && have < units;
