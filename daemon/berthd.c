@@ -610,6 +610,8 @@ static void teardown (struct berthd *d)
     status_failures_free (d);
     status_memo_clear (&d->status_memo[0]);
     status_memo_clear (&d->status_memo[1]);
+    json_decref (d->alloc_head);
+    d->alloc_head = NULL;
     jobend_destroy (d->jobend);
     events_destroy (d->events);
     notify_destroy (d->notify);

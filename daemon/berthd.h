@@ -135,6 +135,8 @@ struct berthd {
     double started;               /* wall clock */
     struct status_memo status_memo[2];   /* the last large status reply,
                                             whole and queue_only */
+    json_t *alloc_head;           /* the allocation's JSON but its nodes,
+                                     built at the first brief status */
     uint64_t changes;             /* requests other than status served: in
                                      the memo's key */
     double restored_until;        /* monotonic: the end of the reclaim grace

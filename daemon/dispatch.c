@@ -82,10 +82,20 @@ static OP_HANDLER (status)
         return OP_AGAIN;
     /* whoever sees the state sees a log up to date with it */
     events_flush (d->events);
-    if (req->status.pid) {        /* small: built each time, never kept */
-        json_t *queue = status_queue_of_pid (d, req->status.pid);
-        json_t *msg = proto_status_reply (req->id, NULL, NULL, queue);
-        if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0) {
+    int k = req->status.brief;
+    if (req->status.pid || k) {   /* small: built each time, never kept */
+        json_t *msg = k ? proto_status_reply (req->id,
+                                              status_allocation_brief (d, k),
+                                              status_leases_oldest (d, k),
+                                              status_queue_head (d, k))
+                        : proto_status_reply (req->id, NULL, NULL,
+                                              status_queue_of_pid (
+                                                  d, req->status.pid));
+        if (!msg || json_object_set_new (msg, "daemon", status_daemon (d)) < 0
+            || (k && (json_object_set_new (msg, "failed",
+                                           status_failed (d)) < 0
+                      || json_object_set_new (msg, "brief",
+                                              json_integer (k)) < 0))) {
             json_decref (msg);
             return op_error (out, req->id, PROTO_ERR_INTERNAL, "out of memory "
                              "building the status");

@@ -18,6 +18,7 @@ struct entry {
     struct lease *ls;
     struct holding *h;            /* NULL: unbound */
     struct entry *hprev, *hnext;  /* in h's list */
+    struct entry *older, *newer;  /* in the book's order of adding */
 };
 
 struct holding {
@@ -29,6 +30,7 @@ struct holding {
 struct lease_book {
     struct idmap *entries;        /* lease id -> struct entry */
     struct idmap *holdings;       /* holder address -> struct holding */
+    struct entry *oldest, *newest;
 };
 
 /* ---- records ---- */
@@ -130,6 +132,12 @@ int lease_book_add (struct lease_book *b, struct lease *ls,
         return errprintf (err, "out of memory recording %s", ls->name);
     }
     e->ls = ls;
+    e->older = b->newest;
+    if (b->newest)
+        b->newest->newer = e;
+    else
+        b->oldest = e;
+    b->newest = e;
     return 0;
 }
 
@@ -158,6 +166,14 @@ struct lease *lease_book_remove (struct lease_book *b, uint64_t id)
     if (!e)
         return NULL;
     unbind (b, e);
+    if (e->older)
+        e->older->newer = e->newer;
+    else
+        b->oldest = e->newer;
+    if (e->newer)
+        e->newer->older = e->older;
+    else
+        b->newest = e->older;
     struct lease *ls = e->ls;
     free (e);
     return ls;
@@ -184,6 +200,15 @@ struct lease *lease_book_lookup (const struct lease_book *b, const char *name)
 size_t lease_book_count (const struct lease_book *b)
 {
     return idmap_count (b->entries);
+}
+
+size_t lease_book_oldest (const struct lease_book *b, const struct lease **v,
+                          size_t k)
+{
+    size_t n = 0;
+    for (const struct entry *e = b->oldest; e && n < k; e = e->newer)
+        v[n++] = e->ls;
+    return n;
 }
 
 struct lease *lease_book_next (const struct lease_book *b, size_t *pos)

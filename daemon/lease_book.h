@@ -93,6 +93,11 @@ struct lease *lease_book_next (const struct lease_book *b, size_t *pos);
  * each up again: it may be gone). NULL when out of memory; *n is set. */
 uint64_t *lease_book_ids (const struct lease_book *b, size_t *n);
 
+/* The first k records in the order the book took them (the oldest grants,
+ * restored ones in the journal's order), into v; how many. Costs k. */
+size_t lease_book_oldest (const struct lease_book *b, const struct lease **v,
+                          size_t k);
+
 /* The holder binding. A holder is an opaque key (berthd's connections);
  * NULL is no holder. Bind lease id to holder (NULL: unbind); -1 when out of
  * memory or the id is not in the book (nothing changed). */

@@ -211,8 +211,17 @@ struct ledger *ledger_create (const struct ledger_node_spec *nodes,
         l->bucket[f].w = l->nsbits + (size_t) f * (l->nw + l->nsw);
         l->bucket[f].sum = l->bucket[f].w + l->nw;
     }
-    for (int i = 0; i < nnodes; i++)
+    for (int i = 0; i < nnodes; i++) {
         ns_add (&l->bucket[l->nodes[i].nfree], i);
+        l->tot.cores += l->nodes[i].ncores;
+        l->tot.gpus += l->nodes[i].ngpus;
+        if (l->nodes[i].memory >= 0)
+            l->tot.memory += l->nodes[i].memory;
+        else
+            l->memory_unknown = true;
+        lg_count_node (l, i, +1);
+    }
+    l->tot.nodes = nnodes;
     return l;
 nomem:
     ledger_destroy (l);
@@ -248,6 +257,58 @@ void ledger_node_info (const struct ledger *l, int node,
     info->leases = nd->nleases;
 }
 
+void ledger_totals (const struct ledger *l, struct ledger_totals *t)
+{
+    *t = l->tot;
+    if (l->memory_unknown)
+        t->memory = t->unbudgeted = -1;
+}
+
+static int by_free_then_index (const void *a, const void *b, void *arg)
+{
+    const struct ledger *l = arg;
+    int x = *(const int *) a, y = *(const int *) b;
+    int fx = l->nodes[x].nfree, fy = l->nodes[y].nfree;
+    return fx != fy ? (fx > fy) - (fx < fy) : (x > y) - (x < y);
+}
+
+int ledger_busiest (const struct ledger *l, int *nodes, int k)
+{
+    int n = 0;
+    if (k <= 0)
+        return 0;
+    if (l->n <= k) {
+        for (int i = 0; i < l->n; i++)
+            nodes[n++] = i;
+        return n;
+    }
+    if (l->nresv > 0) {
+        /* Reserved nodes sit in no bucket (only within a round of the
+         * queue, which status never sees): sort them all. */
+        int *all = malloc ((size_t) l->n * sizeof (int));
+        if (!all)
+            return 0;
+        for (int i = 0; i < l->n; i++)
+            if (l->nodes[i].nleases > 0)
+                all[n++] = i;
+        qsort_r (all, (size_t) n, sizeof (int), by_free_then_index,
+                 (void *) l);
+        n = n < k ? n : k;
+        memcpy (nodes, all, (size_t) n * sizeof (int));
+        free (all);
+        return n;
+    }
+    /* The buckets in ascending free count give the nodes in order; in the
+     * last one of nodes all alike only idle nodes remain. */
+    int last = l->mincores == l->maxcores ? l->maxcores - 1 : l->maxcores;
+    for (int f = 0; f <= last && n < k; f++)
+        for (int i = ns_next (l, &l->bucket[f], 0); i >= 0 && n < k;
+             i = ns_next (l, &l->bucket[f], i + 1))
+            if (l->nodes[i].nleases > 0)
+                nodes[n++] = i;
+    return n;
+}
+
 int ledger_lease_name (uint64_t id, char *buf, size_t size)
 {
     return snprintf (buf, size, "L%llu", (unsigned long long) id);
@@ -261,6 +322,7 @@ void lg_take (struct ledger *l, struct ledger_lease *ls)
     for (int i = 0; i < ls->nnodes; i++) {
         struct ledger_lease_node *ln = &ls->nodes[i];
         struct lnode *nd = &l->nodes[ln->node];
+        lg_count_node (l, ln->node, -1);
         for (int j = 0; j < ln->ncores; j++)
             nd->free[ln->cores[j] >> 6] &= ~bit (ln->cores[j]);
         for (int j = 0; j < ln->ngpus; j++)
@@ -270,6 +332,7 @@ void lg_take (struct ledger *l, struct ledger_lease *ls)
             nd->unbudgeted -= ln->memory;
         nd->nleases++;
         set_free (l, ln->node, nd->nfree - ln->ncores);
+        lg_count_node (l, ln->node, +1);
     }
 }
 
@@ -278,6 +341,7 @@ static void give_back (struct ledger *l, const struct ledger_lease *ls)
     for (int i = 0; i < ls->nnodes; i++) {
         const struct ledger_lease_node *ln = &ls->nodes[i];
         struct lnode *nd = &l->nodes[ln->node];
+        lg_count_node (l, ln->node, -1);
         for (int j = 0; j < ln->ncores; j++)
             nd->free[ln->cores[j] >> 6] |= bit (ln->cores[j]);
         for (int j = 0; j < ln->ngpus; j++)
@@ -287,6 +351,7 @@ static void give_back (struct ledger *l, const struct ledger_lease *ls)
             nd->unbudgeted += ln->memory;
         nd->nleases--;
         set_free (l, ln->node, nd->nfree + ln->ncores);
+        lg_count_node (l, ln->node, +1);
     }
 }
 

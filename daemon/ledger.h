@@ -57,6 +57,17 @@ struct ledger_node_info {
     int leases;                   /* leases resident on the node */
 };
 
+/* The sums over every node, kept as leases come and go: what a person's
+ * status shows without a walk of the nodes. */
+struct ledger_totals {
+    int nodes;
+    int full;                     /* no core free */
+    int idle;                     /* no lease resident */
+    int64_t resident;             /* leases resident, summed over nodes */
+    int64_t cores, free_cores, gpus, free_gpus;
+    int64_t memory, unbudgeted;   /* MB; -1 when some node's is unknown */
+};
+
 struct ledger;
 
 /* Build the ledger. local_node: the daemon's own node (index), or -1 when it
@@ -165,6 +176,12 @@ uint64_t ledger_explained (const struct ledger *l);
 uint64_t ledger_generation (const struct ledger *l);
 void ledger_node_info (const struct ledger *l, int node,
                        struct ledger_node_info *info);
+void ledger_totals (const struct ledger *l, struct ledger_totals *t);
+/* Up to k nodes that hold a lease, fewest free cores first, ties in node
+ * order, into nodes; every node, in order, when there are at most k. Costs
+ * the nodes returned (and the free-count buckets), not the allocation.
+ * Returns how many. */
+int ledger_busiest (const struct ledger *l, int *nodes, int k);
 
 /* A lease as a placement for rendering: node names and core ids per node,
  * gpus the step's total, gpu_ids node 0's indices (every other node holds the
@@ -178,7 +195,7 @@ int ledger_lease_placement (const struct ledger *l,
 int ledger_lease_name (uint64_t id, char *buf, size_t size);
 
 /* Check that every id is free or held by exactly one lease, free counts,
- * buckets and memory budgets add up. 0 when they do. */
+ * buckets, memory budgets and the totals add up. 0 when they do. */
 int ledger_check_invariants (const struct ledger *l, berth_error_t *err);
 
 #endif

@@ -105,6 +105,37 @@ int ledger_check_invariants (const struct ledger *l, berth_error_t *err)
             goto done;
         }
     }
+    struct ledger_totals t = { .nodes = l->n };
+    for (int i = 0; i < l->n; i++) {
+        const struct lnode *nd = &l->nodes[i];
+        t.cores += nd->ncores;
+        t.free_cores += nd->nfree;
+        t.gpus += nd->ngpus;
+        t.free_gpus += nd->nfree_gpus;
+        t.resident += nd->nleases;
+        t.full += nd->nfree == 0;
+        t.idle += nd->nleases == 0;
+        t.memory = t.memory < 0 || nd->memory < 0 ? -1 : t.memory + nd->memory;
+        t.unbudgeted = t.unbudgeted < 0 || nd->memory < 0
+                       ? -1 : t.unbudgeted + nd->unbudgeted;
+    }
+    struct ledger_totals kept;
+    ledger_totals (l, &kept);
+    if (t.cores != kept.cores || t.free_cores != kept.free_cores
+        || t.gpus != kept.gpus || t.free_gpus != kept.free_gpus
+        || t.resident != kept.resident || t.full != kept.full
+        || t.idle != kept.idle || t.nodes != kept.nodes
+        || t.memory != kept.memory || t.unbudgeted != kept.unbudgeted) {
+        errprintf (err, "kept totals (free cores %lld, free GPUs %lld, "
+                   "resident %lld, full %d, idle %d, unbudgeted %lld MB) "
+                   "differ from the nodes' (%lld, %lld, %lld, %d, %d, %lld)",
+                   (long long) kept.free_cores, (long long) kept.free_gpus,
+                   (long long) kept.resident, kept.full, kept.idle,
+                   (long long) kept.unbudgeted, (long long) t.free_cores,
+                   (long long) t.free_gpus, (long long) t.resident, t.full,
+                   t.idle, (long long) t.unbudgeted);
+        goto done;
+    }
     rc = 0;
 done:
     free (held);

@@ -50,7 +50,25 @@ struct ledger {
     uint64_t gen;              /* counts changes of what is free or when
                                   it frees (ledger_generation) */
     uint64_t explained;        /* ledger_explained */
+    struct ledger_totals tot;  /* kept by lg_count_node (memory and
+                                  unbudgeted over known nodes only) */
+    bool memory_unknown;       /* some node's memory is unknown */
 };
+
+/* Count node i into the totals (sign +1) or out of them (-1): around every
+ * change of what it holds. */
+static inline void lg_count_node (struct ledger *l, int i, int sign)
+{
+    const struct lnode *nd = &l->nodes[i];
+    struct ledger_totals *t = &l->tot;
+    t->free_cores += sign * nd->nfree;
+    t->free_gpus += sign * nd->nfree_gpus;
+    t->resident += sign * nd->nleases;
+    t->full += sign * (nd->nfree == 0);
+    t->idle += sign * (nd->nleases == 0);
+    if (nd->memory >= 0)
+        t->unbudgeted += sign * nd->unbudgeted;
+}
 
 /* Node sets, the free-count buckets' node indices (static for the reason
  * ledger_bitset.h gives). */

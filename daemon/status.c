@@ -21,82 +21,124 @@ static json_t *mb (int64_t v)
     return v >= 0 ? json_integer (v) : json_null ();
 }
 
+/* What the ledger holds on node i, as status adds it to the node's entry. */
+static json_t *node_state (struct berthd *d, int i)
+{
+    struct ledger_node_info in;
+    ledger_node_info (d->ledger, i, &in);
+    return json_pack ("{s:i s:i s:i s:i s:o s:o s:o s:i}",
+                      "cores_used", in.cores - in.free_cores,
+                      "cores_free", in.free_cores,
+                      "gpus_used", in.gpus - in.free_gpus,
+                      "gpus_free", in.free_gpus, "memory_mb", mb (in.memory),
+                      "memory_budgeted_mb", mb (in.memory >= 0
+                                                ? in.memory - in.unbudgeted
+                                                : -1),
+                      "memory_unbudgeted_mb", mb (in.unbudgeted),
+                      "leases", in.leases);
+}
+
+/* The members both views add to the allocation: the sums the ledger keeps,
+ * what the launcher can do, the job's end. */
+static int allocation_finish (struct berthd *d, json_t *a)
+{
+    struct ledger_totals t;
+    json_t *totals = json_object_get (a, "totals");
+    ledger_totals (d->ledger, &t);
+    if (!totals || json_object_update_new (totals, json_pack (
+            "{s:I s:I s:I s:I s:I s:I s:i s:i s:i s:o s:o s:o}",
+            "leases", (json_int_t) t.resident,
+            "cores_used", (json_int_t) (t.cores - t.free_cores),
+            "cores_free", (json_int_t) t.free_cores,
+            "gpus_used", (json_int_t) (t.gpus - t.free_gpus),
+            "gpus_free", (json_int_t) t.free_gpus,
+            "nodes_held", (json_int_t) (t.nodes - t.idle),
+            "nodes_full", t.full, "nodes_idle", t.idle,
+            "nodes_partly", t.nodes - t.full - t.idle,
+            "memory_mb", mb (t.memory),
+            "memory_budgeted_mb", mb (t.memory >= 0
+                                      ? t.memory - t.unbudgeted : -1),
+            "memory_unbudgeted_mb", mb (t.unbudgeted))) < 0
+        || json_object_set_new (a, "placement_support", json_string (
+               placement_support_name (d->caps.placement))) < 0
+        || json_object_set_new (a, "memory_caps", json_string (
+               memcap_support_name (d->caps.memcap))) < 0
+        || json_object_set_new (a, "launcher", json_string (d->caps.desc)) < 0
+        || json_object_set_new (a, "layout", json_string (
+               d->layout == LEDGER_SCHEDULER ? "scheduler"
+                                             : "cpu_binding")) < 0)
+        return -1;
+    jobend_status (d->jobend, a);
+    return 0;
+}
+
 json_t *status_allocation (struct berthd *d)
 {
     json_t *a = allocation_to_json (d->alloc);
     json_t *nodes = a ? json_object_get (a, "nodes") : NULL;
-    json_t *totals = a ? json_object_get (a, "totals") : NULL;
-    int used = 0, gused = 0, leases = 0;
-    int64_t mem = 0, unbudgeted = 0;
-    if (!nodes || !totals) {
+    if (!nodes)
+        goto fail;
+    for (int i = 0; i < ledger_nnodes (d->ledger); i++) {
+        json_t *n = json_array_get (nodes, (size_t) i);
+        if (!n || json_object_update_new (n, node_state (d, i)) < 0)
+            goto fail;
+    }
+    if (allocation_finish (d, a) < 0)
+        goto fail;
+    return a;
+fail:
+    json_decref (a);
+    return NULL;
+}
+
+json_t *status_allocation_brief (struct berthd *d, int k)
+{
+    int *busy = malloc ((size_t) k * sizeof (int));
+    json_t *a = NULL, *nodes = json_array ();
+    if (!d->alloc_head)
+        d->alloc_head = allocation_head_json (d->alloc);
+    if (!busy || !nodes || !d->alloc_head
+        || !(a = json_deep_copy (d->alloc_head)))
+        goto fail;
+    int n = ledger_busiest (d->ledger, busy, k);
+    for (int j = 0; j < n; j++) {
+        json_t *o = allocation_node_json (d->alloc, busy[j]);
+        if (!o || json_object_update_new (o, node_state (d, busy[j])) < 0
+            || json_array_append_new (nodes, o) < 0) {
+            json_decref (o);
+            goto fail;
+        }
+    }
+    free (busy);
+    if (json_object_set_new (a, "nodes", nodes) < 0) {
         json_decref (a);
         return NULL;
     }
-    for (int i = 0; i < ledger_nnodes (d->ledger); i++) {
-        struct ledger_node_info in;
-        ledger_node_info (d->ledger, i, &in);
-        json_t *n = json_array_get (nodes, (size_t) i);
-        if (!n || json_object_update_new (n, json_pack (
-                "{s:i s:i s:i s:i s:o s:o s:o s:i}",
-                "cores_used", in.cores - in.free_cores,
-                "cores_free", in.free_cores,
-                "gpus_used", in.gpus - in.free_gpus, "gpus_free", in.free_gpus,
-                "memory_mb", mb (in.memory),
-                "memory_budgeted_mb", mb (in.memory >= 0
-                                          ? in.memory - in.unbudgeted : -1),
-                "memory_unbudgeted_mb", mb (in.unbudgeted),
-                "leases", in.leases)) < 0)
-            break;
-        used += in.cores - in.free_cores;
-        gused += in.gpus - in.free_gpus;
-        leases += in.leases;
-        mem = mem < 0 || in.memory < 0 ? -1 : mem + in.memory;
-        unbudgeted = unbudgeted < 0 || in.unbudgeted < 0
-                     ? -1 : unbudgeted + in.unbudgeted;
-    }
-    json_int_t cores = json_integer_value (json_object_get (totals, "cores"));
-    json_int_t gpus = json_integer_value (json_object_get (totals, "gpus"));
-    json_object_update_new (totals, json_pack (
-        "{s:i s:i s:I s:i s:I s:o s:o s:o}", "leases", leases,
-        "cores_used", used,
-        "cores_free", cores - used, "gpus_used", gused, "gpus_free",
-        gpus - gused, "memory_mb", mb (mem),
-        "memory_budgeted_mb", mb (mem >= 0 ? mem - unbudgeted : -1),
-        "memory_unbudgeted_mb", mb (unbudgeted)));
-    json_object_set_new (a, "placement_support",
-                         json_string (placement_support_name (d->caps.placement)));
-    json_object_set_new (a, "memory_caps",
-                         json_string (memcap_support_name (d->caps.memcap)));
-    json_object_set_new (a, "launcher", json_string (d->caps.desc));
-    json_object_set_new (a, "layout", json_string (
-        d->layout == LEDGER_SCHEDULER ? "scheduler" : "cpu_binding"));
-    jobend_status (d->jobend, a);
-    return a;
-}
-
-json_t *status_leases (struct berthd *d)
-{
-    size_t n;
-    uint64_t *v = lease_book_ids (d->book, &n);
-    json_t *arr = json_array ();
-    double now = now_wall ();
-    if (!v || !arr) {
-        free (v);
-        json_decref (arr);
+    if (allocation_finish (d, a) < 0) {
+        json_decref (a);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct lease *ls = lease_book_find (d->book, v[i]);
-        bool held = lease_book_holder (d->book, v[i]) != NULL;
-        struct proto_lease pl;
-        char needs[256];
-        lease_to_proto (ls, false, &pl);
-        step_shape_describe (&ls->shape, needs, sizeof (needs));
-        json_t *o = proto_lease_json (&pl);
-        if (!o)
-            continue;
-        bool orphaned = !ls->detached && !held;
-        json_object_update_new (o, json_pack (
+    return a;
+fail:
+    free (busy);
+    json_decref (nodes);
+    json_decref (a);
+    return NULL;
+}
+
+static json_t *lease_status (struct berthd *d, const struct lease *ls,
+                             double now)
+{
+    bool held = lease_book_holder (d->book, ls->id) != NULL;
+    struct proto_lease pl;
+    char needs[256];
+    lease_to_proto (ls, false, &pl);
+    step_shape_describe (&ls->shape, needs, sizeof (needs));
+    json_t *o = proto_lease_json (&pl);
+    if (!o)
+        return NULL;
+    bool orphaned = !ls->detached && !held;
+    if (json_object_update_new (o, json_pack (
             "{s:f s:s s:b s:s s:i s:i s:o s:s s:o s:o}", "age_s",
             now - ls->granted,
             "holder", ls->detached ? "detached" : held ? "connection"
@@ -111,8 +153,48 @@ json_t *status_leases (struct berthd *d)
             "holder_watched", orphaned ? json_boolean (ls->reclaim_by < 0)
                                        : json_null (),
             "reclaim_by", orphaned && ls->reclaim_by >= 0
-                          ? json_real (ls->reclaim_by) : json_null ()));
-        json_array_append_new (arr, o);
+                          ? json_real (ls->reclaim_by) : json_null ())) < 0) {
+        json_decref (o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *status_leases (struct berthd *d)
+{
+    size_t n;
+    uint64_t *v = lease_book_ids (d->book, &n);
+    json_t *arr = json_array ();
+    double now = now_wall ();
+    if (!v || !arr) {
+        free (v);
+        json_decref (arr);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = lease_status (d, lease_book_find (d->book, v[i]), now);
+        if (o)
+            json_array_append_new (arr, o);
+    }
+    free (v);
+    return arr;
+}
+
+json_t *status_leases_oldest (struct berthd *d, int k)
+{
+    const struct lease **v = malloc ((size_t) k * sizeof (*v));
+    json_t *arr = json_array ();
+    double now = now_wall ();
+    if (!v || !arr) {
+        free (v);
+        json_decref (arr);
+        return NULL;
+    }
+    size_t n = lease_book_oldest (d->book, v, (size_t) k);
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = lease_status (d, v[i], now);
+        if (o)
+            json_array_append_new (arr, o);
     }
     free (v);
     return arr;
@@ -146,14 +228,20 @@ static json_t *queue_entry_json (struct berthd *d,
         "restored", p && p->restored);
 }
 
-json_t *status_queue (struct berthd *d)
+json_t *status_queue_head (struct berthd *d, int k)
 {
     json_t *arr = json_array ();
     struct waitqueue_entry_info in;
     double now = now_mono ();
-    for (int i = 0; arr && queue_entry (d->queue, i, &in) == 0; i++)
+    for (int i = 0; arr && (k < 0 || i < k)
+                    && queue_entry (d->queue, i, &in) == 0; i++)
         json_array_append_new (arr, queue_entry_json (d, &in, now));
     return arr;
+}
+
+json_t *status_queue (struct berthd *d)
+{
+    return status_queue_head (d, -1);
 }
 
 #define STATUS_PID_ENTRIES 64

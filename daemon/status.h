@@ -13,6 +13,12 @@ struct lease;
 json_t *status_allocation (struct berthd *d);
 json_t *status_leases (struct berthd *d);
 json_t *status_queue (struct berthd *d);
+/* A person's view ("brief": k): the allocation's members and sums with its
+ * k busiest nodes (ledger_busiest), the k oldest leases, the first k
+ * entries of the queue. Each costs k, not the job. */
+json_t *status_allocation_brief (struct berthd *d, int k);
+json_t *status_leases_oldest (struct berthd *d, int k);
+json_t *status_queue_head (struct berthd *d, int k);
 /* The queue entries of pid's requests only (a progress poll: costs a walk
  * of the waiters, not the queue's JSON), by position. */
 json_t *status_queue_of_pid (struct berthd *d, pid_t pid);

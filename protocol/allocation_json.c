@@ -13,33 +13,36 @@ static json_t *mb_or_null (int64_t mb)
     return mb >= 0 ? json_integer (mb) : json_null ();
 }
 
-json_t *allocation_to_json (const struct allocation *a)
+json_t *allocation_node_json (const struct allocation *a, int i)
 {
-    json_t *nodes = json_array (), *warnings = json_array ();
+    const struct allocation_node *nd = &a->nodes[i];
+    int len = idset_format (nd->core_ids, nd->ncores, NULL, 0);
+    char *text = len >= 0 ? malloc (len + 1) : NULL;
+    if (!text)
+        return NULL;
+    idset_format (nd->core_ids, nd->ncores, text, len + 1);
+    json_t *o = json_pack ("{s:s s:s s:i s:i s:o s:o}", "name", nd->name,
+                           "cores", text, "ncores", nd->ncores, "gpus",
+                           nd->gpus, "memory_configured_mb",
+                           mb_or_null (nd->memory_configured_mb),
+                           "memory_credited_mb",
+                           mb_or_null (nd->memory_credited_mb));
+    free (text);
+    return o;
+}
+
+json_t *allocation_head_json (const struct allocation *a)
+{
+    json_t *warnings = json_array ();
     const char **names = calloc (a->nnodes ? a->nnodes : 1, sizeof (char *));
     char *nodelist = NULL;
     int64_t cfg = 0, cred = 0;
     int cores = 0, gpus = 0;
     json_t *o = NULL;
-    if (!nodes || !warnings || !names)
+    if (!warnings || !names)
         goto done;
     for (int i = 0; i < a->nnodes; i++) {
         const struct allocation_node *nd = &a->nodes[i];
-        int len = idset_format (nd->core_ids, nd->ncores, NULL, 0);
-        char *text = len >= 0 ? malloc (len + 1) : NULL;
-        if (!text)
-            goto done;
-        idset_format (nd->core_ids, nd->ncores, text, len + 1);
-        int e = json_array_append_new (
-            nodes, json_pack ("{s:s s:s s:i s:i s:o s:o}", "name", nd->name,
-                              "cores", text, "ncores", nd->ncores, "gpus",
-                              nd->gpus, "memory_configured_mb",
-                              mb_or_null (nd->memory_configured_mb),
-                              "memory_credited_mb",
-                              mb_or_null (nd->memory_credited_mb)));
-        free (text);
-        if (e < 0)
-            goto done;
         names[i] = nd->name;
         cores += nd->ncores;
         gpus += nd->gpus;
@@ -55,24 +58,42 @@ json_t *allocation_to_json (const struct allocation *a)
             goto done;
     if (hostlist_compress (names, a->nnodes, &nodelist, NULL) < 0)
         nodelist = NULL; /* names that cannot be compressed: no list */
-    o = json_pack ("{s:s? s:s s:s? s:s? s:s? s:s? s:O s:{s:i s:i s:i s:o s:o} "
+    o = json_pack ("{s:s? s:s s:s? s:s? s:s? s:s? s:{s:i s:i s:i s:o s:o} "
                    "s:b s:O}",
                    "machine", a->machine, "system", berth_system_name (a->system),
                    "job_id", a->job_id, "liveness", a->liveness,
                    "local_node",
                    a->local_node >= 0 && a->local_node < a->nnodes
                        ? a->nodes[a->local_node].name : NULL,
-                   "nodelist", nodelist, "nodes", nodes, "totals", "nodes",
+                   "nodelist", nodelist, "totals", "nodes",
                    a->nnodes, "cores", cores, "gpus", gpus,
                    "memory_configured_mb", mb_or_null (cfg),
                    "memory_credited_mb", mb_or_null (cred), "mpi_allowed",
                    a->mpi_allowed, "warnings", warnings);
 done:
-    json_decref (nodes);
     json_decref (warnings);
     free (names);
     free (nodelist);
     return o;
+}
+
+json_t *allocation_to_json (const struct allocation *a)
+{
+    json_t *o = allocation_head_json (a), *nodes = json_array ();
+    if (!o || !nodes)
+        goto fail;
+    for (int i = 0; i < a->nnodes; i++)
+        if (json_array_append_new (nodes, allocation_node_json (a, i)) < 0)
+            goto fail;
+    if (json_object_set_new (o, "nodes", nodes) < 0) {
+        nodes = NULL;
+        goto fail;
+    }
+    return o;
+fail:
+    json_decref (nodes);
+    json_decref (o);
+    return NULL;
 }
 
 static bool same_node_shape (const struct allocation_node *a,

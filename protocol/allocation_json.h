@@ -13,6 +13,10 @@
  * {nodes, cores, gpus, memory_configured_mb, memory_credited_mb}, mpi_allowed,
  * warnings. Unknown figures are null. NULL only when out of memory. */
 json_t *allocation_to_json (const struct allocation *a);
+/* The same but "nodes": what does not grow with the allocation (the node
+ * list compressed); and node i's entry of "nodes". */
+json_t *allocation_head_json (const struct allocation *a);
+json_t *allocation_node_json (const struct allocation *a, int i);
 
 /* The nodes as the allocation event logs them: a run of nodes whose names
  * follow one another (a host list range) with the same cores and GPUs is

@@ -125,8 +125,10 @@ struct proto_request {
          * queue_only: the queue without the allocation and the leases
          * (cheap enough to ask once a second while a request waits);
          * pid > 0: as queue_only, the queue holding that process's
-         * requests only (a progress poll; 0: every request) */
-        struct { bool time_left, queue_only; int pid; } status;
+         * requests only (a progress poll; 0: every request);
+         * brief > 0: a person's view, the sums with the first `brief`
+         * nodes, leases and waiting requests (PROTOCOL.md) */
+        struct { bool time_left, queue_only; int pid, brief; } status;
         struct { enum proto_shutdown_mode mode; } shutdown;
         struct { char *lease; } reclaim;
         /* the real core ids (and GPU indices, ngpu_ids < 0: not stated)
@@ -180,6 +182,9 @@ json_t *proto_render_reply (json_t *id, const struct launch *launch);
 /* {"id","ok":true} plus every member of body (may be NULL); body is not
  * stolen. For resources, watch, shutdown and the daemon's own shapes. */
 json_t *proto_ok_reply (json_t *id, json_t *body);
+/* The most rows a brief status may ask for. */
+#define PROTO_STATUS_BRIEF_MAX 1000
+
 /* status: allocation view, leases (array of lease objects), queue; the
  * arguments are stolen references (NULL: empty). */
 json_t *proto_status_reply (json_t *id, json_t *allocation, json_t *leases,

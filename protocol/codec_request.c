@@ -322,16 +322,23 @@ int codec_decode_placed (const struct codec_ctx *c, json_t *o, struct proto_requ
 
 int codec_decode_status (const struct codec_ctx *c, json_t *o, struct proto_request *r)
 {
-    json_t *skip, *v = NULL, *q = NULL, *pid = NULL;
+    json_t *skip, *v = NULL, *q = NULL, *pid = NULL, *brief = NULL;
     json_error_t je;
-    if (unpack_request (o, &je, "{s:o s:o s?o s?o s?o !}", "op", &skip, "id",
-                        &skip, "time_left", &v, "queue_only", &q, "pid",
-                        &pid) < 0)
+    if (unpack_request (o, &je, "{s:o s:o s?o s?o s?o s?o !}", "op", &skip,
+                        "id", &skip, "time_left", &v, "queue_only", &q, "pid",
+                        &pid, "brief", &brief) < 0)
         return codec_unpack_error (c, &je);
     if (codec_get_bool (c, "time_left", v, &r->status.time_left) < 0
-        || codec_get_i (c, "pid", pid, 1, INT_MAX, &r->status.pid) < 0)
+        || codec_get_i (c, "pid", pid, 1, INT_MAX, &r->status.pid) < 0
+        || codec_get_i (c, "brief", brief, 1, PROTO_STATUS_BRIEF_MAX,
+                        &r->status.brief) < 0
+        || codec_get_bool (c, "queue_only", q, &r->status.queue_only) < 0)
         return -1;
-    return codec_get_bool (c, "queue_only", q, &r->status.queue_only);
+    if (r->status.brief && (r->status.queue_only || r->status.pid))
+        return errprintf_code (c->err, c->code, "%s: field 'brief' is a view "
+                               "of its own; drop '%s'", c->where,
+                               r->status.pid ? "pid" : "queue_only");
+    return 0;
 }
 
 int codec_decode_watch (const struct codec_ctx *c, json_t *o, struct proto_request *r)

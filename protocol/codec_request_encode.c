@@ -121,6 +121,8 @@ int codec_encode_status (json_t *o, const struct proto_request *req)
         rc = codec_set_new (o, "queue_only", json_true ());
     if (rc == 0 && req->status.pid > 0)
         rc = codec_set_new (o, "pid", json_integer (req->status.pid));
+    if (rc == 0 && req->status.brief > 0)
+        rc = codec_set_new (o, "brief", json_integer (req->status.brief));
     return rc;
 }
 
