@@ -298,10 +298,9 @@ int ledger_busiest (const struct ledger *l, int *nodes, int k)
         free (all);
         return n;
     }
-    /* The buckets in ascending free count give the nodes in order; in the
-     * last one of nodes all alike only idle nodes remain. */
-    int last = l->mincores == l->maxcores ? l->maxcores - 1 : l->maxcores;
-    for (int f = 0; f <= last && n < k; f++)
+    /* The buckets in ascending free count give the nodes in order; the last
+     * holds only idle nodes (every lease holds a core). */
+    for (int f = 0; f < l->maxcores && n < k; f++)
         for (int i = ns_next (l, &l->bucket[f], 0); i >= 0 && n < k;
              i = ns_next (l, &l->bucket[f], i + 1))
             if (l->nodes[i].nleases > 0)

@@ -59,6 +59,14 @@ static const struct bad_case bad_cases[] = {
       "field 'queue_only' must be true or false", "got 1", "4" },
     { "{\"op\": \"status\", \"id\": 4, \"pid\": 0}", INV,
       "field 'pid' must be a positive integer", "got 0", "4" },
+    { "{\"op\": \"status\", \"id\": 5, \"brief\": 1001}", INV,
+      "field 'brief' must be", "got 1001", "5" },
+    { "{\"op\": \"status\", \"id\": 5, \"brief\": \"9\"}", INV,
+      "field 'brief' must be", "got \"9\"", "5" },
+    { "{\"op\": \"status\", \"id\": 5, \"brief\": 9, \"queue_only\": true}", INV,
+      "field 'brief' is a view of its own", "drop 'queue_only'", "5" },
+    { "{\"op\": \"status\", \"id\": 5, \"brief\": 9, \"pid\": 7}", INV,
+      "field 'brief' is a view of its own", "drop 'pid'", "5" },
     /* framing and envelope */
     { "", INV, "not valid JSON", "", "null" },
     { "[1,2]", INV, "must be a JSON object", "got [1,2]", "null" },
@@ -599,6 +607,12 @@ START_TEST (test_roundtrip_small_ops)
     in.status.pid = 4242;
     roundtrip (&in, &out);
     ck_assert (!out.status.queue_only && out.status.pid == 4242);
+    proto_request_free (&out);
+    in.status.pid = 0;
+    in.status.brief = PROTO_STATUS_BRIEF_MAX;
+    roundtrip (&in, &out);
+    ck_assert_int_eq (out.status.brief, PROTO_STATUS_BRIEF_MAX);
+    ck_assert (!out.status.queue_only && !out.status.pid);
     proto_request_free (&out);
     proto_request_free (&in);
 

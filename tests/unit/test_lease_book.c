@@ -2,7 +2,7 @@
 /* The lease book: records added, found by id and by both name forms (and
  * malformed names refused), removed, counted and walked; holders bound,
  * counted and their leases taken one by one; a walk that removes as it
- * goes; removing a record unbinds it. */
+ * goes; removing a record unbinds it; the oldest records in order. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +213,42 @@ START_TEST (test_take)
 }
 END_TEST
 
+START_TEST (test_oldest)
+{
+    struct lease_book *b = book_of (10);
+    berth_error_t err;
+    const struct lease *v[16];
+    ck_assert_uint_eq (lease_book_oldest (b, v, 3), 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq (v[i]->id, (uint64_t) i + 1);
+    /* removed at the front, in the middle and at the back */
+    lease_free (lease_book_remove (b, 1));
+    lease_free (lease_book_remove (b, 5));
+    lease_free (lease_book_remove (b, 10));
+    ck_assert_int_eq (lease_book_add (b, rec (11), &err), 0);
+    uint64_t want[] = { 2, 3, 4, 6, 7, 8, 9, 11 };
+    ck_assert_uint_eq (lease_book_oldest (b, v, 16), 8);
+    for (int i = 0; i < 8; i++)
+        ck_assert_uint_eq (v[i]->id, want[i]);
+    ck_assert_uint_eq (lease_book_oldest (b, v, 0), 0);
+    /* a refused add leaves the order as it was */
+    struct lease *dup = rec (4);
+    ck_assert_int_eq (lease_book_add (b, dup, &err), -1);
+    lease_free (dup);
+    ck_assert_uint_eq (lease_book_oldest (b, v, 16), 8);
+    ck_assert_uint_eq (v[7]->id, 11);
+    while (lease_book_count (b)) {
+        lease_book_oldest (b, v, 1);
+        lease_free (lease_book_remove (b, v[0]->id));
+    }
+    ck_assert_uint_eq (lease_book_oldest (b, v, 16), 0);
+    ck_assert_int_eq (lease_book_add (b, rec (12), &err), 0);
+    ck_assert_uint_eq (lease_book_oldest (b, v, 16), 1);
+    ck_assert_uint_eq (v[0]->id, 12);
+    lease_book_destroy (b);
+}
+END_TEST
+
 START_TEST (test_remove_unbinds)
 {
     struct lease_book *b = book_of (5);
@@ -251,6 +287,7 @@ int main (void)
     tcase_add_test (tc, test_holders);
     tcase_add_test (tc, test_take);
     tcase_add_test (tc, test_remove_unbinds);
+    tcase_add_test (tc, test_oldest);
     suite_add_tcase (s, tc);
     return run_suite (s);
 }

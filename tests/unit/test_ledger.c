@@ -745,6 +745,121 @@ END_TEST
 
 /* Thousands of random acquires and releases; the invariant holds after
  * each, and every lease has what its shape asked for. */
+/* The k busiest by walking every node: those with a lease, fewest free
+ * cores first, ties in node order; every node when there are at most k. */
+static int busiest_ref (const struct ledger *l, int *v, int k)
+{
+    int n = ledger_nnodes (l), m = 0;
+    if (n <= k) {
+        for (int i = 0; i < n; i++)
+            v[m++] = i;
+        return m;
+    }
+    for (int f = 0; f <= 256 && m < k; f++)
+        for (int i = 0; i < n && m < k; i++) {
+            struct ledger_node_info in;
+            ledger_node_info (l, i, &in);
+            if (in.leases > 0 && in.free_cores == f)
+                v[m++] = i;
+        }
+    return m;
+}
+
+static void busiest_agrees (const struct ledger *l)
+{
+    int ks[] = { 1, 2, 7, 60, 300 };
+    static int got[300], want[300];
+    for (size_t j = 0; j < sizeof (ks) / sizeof (ks[0]); j++) {
+        int k = ks[j];
+        int n = ledger_busiest (l, got, k), m = busiest_ref (l, want, k);
+        ck_assert_int_eq (n, m);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg (got[i] == want[i], "k %d: busiest #%d is node %d, "
+                           "not %d", k, i, got[i], want[i]);
+    }
+}
+
+START_TEST (totals_and_busiest)
+{
+    /* 200 nodes: mostly 8 cores, every fifth 6 (a last bucket that holds
+     * held nodes too), memory unknown on one */
+    static int ids[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    struct ledger_node_spec spec[200];
+    for (int i = 0; i < 200; i++) {
+        snprintf (names[i], sizeof (names[i]), "b%d", i);
+        spec[i] = (struct ledger_node_spec) { names[i], ids, i % 5 ? 8 : 6,
+                                              i % 3 ? 1 : 0,
+                                              i == 7 ? -1 : 1000 };
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 1: all alike (8 cores, memory known) */
+        if (pass == 1)
+            for (int i = 0; i < 200; i++) {
+                spec[i].ncores = 8;
+                spec[i].memory = 1000;
+            }
+        struct ledger *l = ledger_create (spec, 200, -1, &err);
+        ck_assert_msg (l != NULL, "%s", err.text);
+        struct ledger_totals t;
+        ledger_totals (l, &t);
+        ck_assert_int_eq (t.nodes, 200);
+        ck_assert_int_eq (t.idle, 200);
+        ck_assert_int_eq (t.full, 0);
+        ck_assert_int_eq (t.free_cores, t.cores);
+        ck_assert_int_eq (t.memory, pass ? 200000 : -1);
+        busiest_agrees (l);
+        uint64_t held[400];
+        int nheld = 0;
+        unsigned seed = 7 + pass;
+        for (int op = 0; op < 3000; op++) {
+            seed = seed * 1103515245 + 12345;
+            unsigned r = seed >> 8;
+            if (nheld && (r % 3 == 0 || nheld == 400)) {
+                int k = (r >> 3) % nheld;
+                rel (l, held[k]);
+                held[k] = held[--nheld];
+            } else {
+                struct step_shape sh = (r >> 4) % 4
+                    ? single (1 + (r >> 6) % 8, (r >> 9) % 2, (r >> 10) % 300)
+                    : ranks (2 + (r >> 6) % 20, 1, 0, -1);
+                uint64_t id;
+                int rc = ledger_acquire (l, &sh, LEDGER_CPU_BINDING, &id, NULL,
+                                         0, &err);
+                ck_assert_int_ge (rc, 0);
+                if (rc == 0)
+                    held[nheld++] = id;
+                check (l);     /* the kept totals against the nodes */
+            }
+            if (op % 10 == 0)
+                busiest_agrees (l);
+        }
+        /* within a round: reserved nodes are in no bucket */
+        struct step_shape whole = single (8, 0, -1);
+        int nodes[8];
+        ck_assert_int_gt (ledger_reserve_for_at (l, &whole, LEDGER_CPU_BINDING,
+                                                 0, nodes, 8), 0);
+        busiest_agrees (l);
+        ledger_unreserve (l);
+        ledger_totals (l, &t);
+        int64_t resident = 0;
+        for (int i = 0; i < 200; i++) {
+            struct ledger_node_info in;
+            ledger_node_info (l, i, &in);
+            resident += in.leases;
+        }
+        ck_assert_int_eq (t.resident, resident);
+        while (nheld)
+            rel (l, held[--nheld]);
+        ledger_totals (l, &t);
+        ck_assert_int_eq (t.idle, 200);
+        ck_assert_int_eq (t.free_cores, t.cores);
+        ck_assert_int_eq (t.free_gpus, t.gpus);
+        ck_assert_int_eq (ledger_busiest (l, nodes, 8), 0);
+        ledger_destroy (l);
+    }
+}
+END_TEST
+
 START_TEST (randomized)
 {
     int odd[] = { 1, 2, 3, 5, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 };
@@ -1035,6 +1150,7 @@ int main (void)
     tcase_add_test (tc, release_errors);
     tcase_add_test (tc, lease_list);
     tcase_add_test (tc, randomized);
+    tcase_add_test (tc, totals_and_busiest);
     tcase_add_test (tc, reservations);
     tcase_add_test (tc, estimated_ends);
     tcase_add_test (tc, start_estimate);
