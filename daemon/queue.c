@@ -32,6 +32,13 @@ struct queue {
      * or the reclaim grace is over. */
     struct idmap *restored;
     struct event *restored_ev;
+    struct idmap *by_pid;         /* pid -> struct pid_waiters */
+};
+
+/* A process's queued waiters, newest first. */
+struct pid_waiters {
+    struct waiter *first;
+    int n;
 };
 
 #define QUEUE_HELD_RETRY_S 1.0
@@ -48,12 +55,14 @@ struct queue *queue_create (struct berthd *d, berth_error_t *err)
     if (!q)
         return errprintf (err, "out of memory"), NULL;
     q->d = d;
-    if (!(q->restored = idmap_create ())) {
+    if (!(q->restored = idmap_create ()) || !(q->by_pid = idmap_create ())) {
+        idmap_destroy (q->restored);
         free (q);
         return errprintf (err, "out of memory"), NULL;
     }
     if (!(q->wq = waitqueue_create (d->ledger, &qc, err))) {
         idmap_destroy (q->restored);
+        idmap_destroy (q->by_pid);
         free (q);
         return NULL;
     }
@@ -76,6 +85,7 @@ void queue_destroy (struct queue *q)
     if (q->restored_ev)
         event_free (q->restored_ev);
     idmap_destroy (q->restored);
+    idmap_destroy (q->by_pid);
     waitqueue_destroy (q->wq);
     free (q);
 }
@@ -124,6 +134,47 @@ void queue_free_waiter (struct queue *q, struct waiter *w)
     free (w);
 }
 
+/* Into its process's list; left out of it (status pid then misses it)
+ * when memory runs short. */
+static void pid_index_add (struct queue *q, struct waiter *w)
+{
+    struct pid_waiters *p = w->pid > 0 ? idmap_get (q->by_pid,
+                                                    (uint64_t) w->pid) : NULL;
+    if (!p && w->pid > 0 && (p = calloc (1, sizeof (*p)))
+        && idmap_put (q->by_pid, (uint64_t) w->pid, p) < 0) {
+        free (p);
+        p = NULL;
+    }
+    if (!p)
+        return;
+    w->of_pid = p;
+    w->pprev = NULL;
+    w->pnext = p->first;
+    if (p->first)
+        p->first->pprev = w;
+    p->first = w;
+    p->n++;
+}
+
+static void pid_index_remove (struct queue *q, struct waiter *w)
+{
+    struct pid_waiters *p = w->of_pid;
+    if (!p)
+        return;
+    if (w->pprev)
+        w->pprev->pnext = w->pnext;
+    else
+        p->first = w->pnext;
+    if (w->pnext)
+        w->pnext->pprev = w->pprev;
+    w->of_pid = NULL;
+    w->pprev = w->pnext = NULL;
+    if (--p->n == 0) {
+        idmap_remove (q->by_pid, (uint64_t) w->pid);
+        free (p);
+    }
+}
+
 static void list_add (struct queue *q, struct waiter *w)
 {
     w->prev = NULL;
@@ -131,6 +182,7 @@ static void list_add (struct queue *q, struct waiter *w)
     if (q->waiters)
         q->waiters->prev = w;
     q->waiters = w;
+    pid_index_add (q, w);
 }
 
 /* Off the list (the wait queue has let its ticket go), its timer stopped. */
@@ -144,6 +196,7 @@ static void list_remove (struct queue *q, struct waiter *w)
     if (w->next)
         w->next->prev = w->prev;
     w->prev = w->next = NULL;
+    pid_index_remove (q, w);
     if (w->timer)
         evtimer_del (w->timer);
 }
@@ -296,14 +349,35 @@ int queue_entry (const struct queue *q, int i,
     return held_reason (q, waitqueue_entry (q->wq, i, info), info);
 }
 
+static int by_position (const void *a, const void *b)
+{
+    return ((const struct waitqueue_entry_info *) a)->position
+           - ((const struct waitqueue_entry_info *) b)->position;
+}
+
 int queue_entries_of_pid (const struct queue *q, pid_t pid,
                           struct waitqueue_entry_info *info, int max)
 {
+    const struct pid_waiters *p = pid > 0 ? idmap_get (q->by_pid,
+                                                       (uint64_t) pid) : NULL;
+    if (!p || max <= 0)
+        return 0;
+    /* more than asked for: all of them, then the nearest the head */
+    struct waitqueue_entry_info *all = p->n > max
+        ? malloc ((size_t) p->n * sizeof (*all)) : info;
     int n = 0;
-    for (const struct waiter *w = q->waiters; w && n < max; w = w->next)
-        if (w->pid == pid && w->ticket
-            && entry_of (q, w->ticket, &info[n]) == 0)
+    if (!all)
+        all = info;      /* short of memory: the first max found */
+    int room = all == info ? max : p->n;
+    for (const struct waiter *w = p->first; w && n < room; w = w->pnext)
+        if (w->ticket && entry_of (q, w->ticket, &all[n]) == 0)
             n++;
+    if (all != info) {
+        qsort (all, (size_t) n, sizeof (*all), by_position);
+        n = n < max ? n : max;
+        memcpy (info, all, (size_t) n * sizeof (*info));
+        free (all);
+    }
     return n;
 }
 

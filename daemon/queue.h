@@ -79,6 +79,9 @@ struct waiter {
     uint64_t granted;             /* set by queue_submit's own grant */
     struct queue *queue;          /* while queued */
     struct waiter *prev, *next;   /* in the queue's list while queued */
+    struct pid_waiters *of_pid;   /* its process's queued waiters (NULL:
+                                     not indexed: pid 0, or no memory) */
+    struct waiter *pprev, *pnext; /* in of_pid's list */
     struct waiter *cprev, *cnext; /* in its client's list while it waits */
 };
 
@@ -106,8 +109,9 @@ const char *queue_held (const struct queue *q, double *since);
 /* The i-th entry of the wait queue, in order (-1: past the end). */
 int queue_entry (const struct queue *q, int i,
                  struct waitqueue_entry_info *info);
-/* The entries of pid's waiting requests (at most max), in no order: a
- * walk of the waiters, none of the queue's JSON (a progress poll). */
+/* The entries of pid's waiting requests, those nearest the queue's head
+ * when there are more than max (in no order): a walk of that process's
+ * waiters only, none of the queue's JSON (a progress poll). */
 int queue_entries_of_pid (const struct queue *q, pid_t pid,
                           struct waitqueue_entry_info *info, int max);
 /* The waiter behind a wait queue entry's owner. */

@@ -86,6 +86,73 @@ def test_pipelined_acquires(d):
     h.close()
 
 
+def other_process_waits(d, n, tag):
+    """A child process that sends n pipelined acquires and waits for its
+    parent's word (a line on a pipe) to close them; its pid."""
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            # the parent's connections are its own to close
+            os.closerange(3, rd)
+            os.closerange(rd + 1, 4096)
+            c = d.client()
+            c.request("hello", pipeline=True)
+            for i in range(n):
+                c.send("acquire", id=f"{tag}{i}", cores=1, label=f"{tag}{i}")
+            os.read(rd, 1)
+            c.close()
+        finally:
+            os._exit(0)
+    os.close(rd)
+    return pid, wr
+
+
+def test_progress_poll_of_many(d):
+    """A process with more waiting than a poll shows gets those nearest the
+    head, in order, whatever other processes wait before and after it."""
+    h, big = fill(d)
+    before, wb = other_process_waits(d, 5, "before")
+    t.check(waiting_of(d, 5), "another process's five wait first", str(len(status(d)["queue"])))
+    c = d.client()
+    c.request("hello", pipeline=True)
+    for i in range(100):
+        c.send("acquire", id=f"p{i}", cores=1, label=f"p{i}")
+    t.check(waiting_of(d, 105), "a hundred of this process wait behind them")
+    after, wa = other_process_waits(d, 5, "after")
+    t.check(waiting_of(d, 110), "five more of a third process wait after them")
+    p = d.client()
+    r = p.request("status", pid=os.getpid())
+    q = r.get("queue") or []
+    t.check([e.get("label") for e in q] == [f"p{i}" for i in range(64)]
+            and [e.get("position") for e in q] == list(range(6, 70)),
+            "the poll shows this process's 64 nearest the head, in order",
+            str([(e.get("position"), e.get("label")) for e in q][:5]) + f"... ({len(q)})")
+    t.check((r.get("daemon") or {}).get("waiting") == 110, "and counts the whole queue",
+            str(r.get("daemon"))[:200])
+    for pid, tag, first in ((before, "before", 1), (after, "after", 106)):
+        q = p.request("status", pid=pid).get("queue") or []
+        t.check([e.get("label") for e in q] == [f"{tag}{i}" for i in range(5)]
+                and [e.get("position") for e in q] == list(range(first, first + 5)),
+                f"a poll of the {tag} process shows its five", str(q)[:300])
+    os.write(wb, b"x")
+    os.waitpid(before, 0)
+    t.check(waiting_of(d, 105), "the first process's end takes its five out")
+    q = p.request("status", pid=os.getpid()).get("queue") or []
+    t.check([e.get("position") for e in q] == list(range(1, 65)),
+            "this process's now come first", str([e.get("position") for e in q][:5]))
+    q = p.request("status", pid=before).get("queue") or []
+    t.check(q == [], "a process with none waiting shows none", str(q)[:200])
+    c.close()
+    t.check(waiting_of(d, 5), "this process's end takes its hundred out",
+            str(len(status(d)["queue"])))
+    os.write(wa, b"x")
+    os.waitpid(after, 0)
+    t.check(waiting_of(d, 0), "and the last five go with theirs")
+    p.close()
+    h.close()
+
+
 def test_unpipelined_order(d):
     """Without the hello a waiting acquire holds the connection's later lines."""
     h, big = fill(d)
@@ -139,7 +206,8 @@ def test_hello_refusals(d):
 
 
 def main():
-    t.run_on(Daemon(), (test_pipelined_acquires, test_unpipelined_order, test_hello_refusals))
+    t.run_on(Daemon(), (test_pipelined_acquires, test_unpipelined_order, test_hello_refusals,
+                        test_progress_poll_of_many))
     t.run_each((test_bound,))
     t.finish()
 
