@@ -160,19 +160,13 @@ static json_t *lease_status (struct berthd *d, const struct lease *ls,
     return o;
 }
 
-json_t *status_leases (struct berthd *d)
+/* The status of each of n leases, as an array (v is freed). */
+static json_t *leases_json (struct berthd *d, const struct lease **v, size_t n)
 {
-    size_t n;
-    uint64_t *v = lease_book_ids (d->book, &n);
-    json_t *arr = json_array ();
+    json_t *arr = v ? json_array () : NULL;
     double now = now_wall ();
-    if (!v || !arr) {
-        free (v);
-        json_decref (arr);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = lease_status (d, lease_book_find (d->book, v[i]), now);
+    for (size_t i = 0; arr && i < n; i++) {
+        json_t *o = lease_status (d, v[i], now);
         if (o)
             json_array_append_new (arr, o);
     }
@@ -180,24 +174,22 @@ json_t *status_leases (struct berthd *d)
     return arr;
 }
 
+json_t *status_leases (struct berthd *d)
+{
+    size_t n;
+    uint64_t *ids = lease_book_ids (d->book, &n);
+    const struct lease **v = ids ? malloc ((n ? n : 1) * sizeof (*v)) : NULL;
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = lease_book_find (d->book, ids[i]);
+    free (ids);
+    return leases_json (d, v, v ? n : 0);
+}
+
 json_t *status_leases_oldest (struct berthd *d, int k)
 {
     const struct lease **v = malloc ((size_t) k * sizeof (*v));
-    json_t *arr = json_array ();
-    double now = now_wall ();
-    if (!v || !arr) {
-        free (v);
-        json_decref (arr);
-        return NULL;
-    }
-    size_t n = lease_book_oldest (d->book, v, (size_t) k);
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = lease_status (d, v[i], now);
-        if (o)
-            json_array_append_new (arr, o);
-    }
-    free (v);
-    return arr;
+    return leases_json (d, v, v ? lease_book_oldest (d->book, v, (size_t) k)
+                                : 0);
 }
 
 #define STATUS_ESTIMATES 8
