@@ -7,7 +7,11 @@ pm-cpu machine gives 128 cores a node), LEASES detached leases (most of them
 200 ranks on two nodes: one full, one with 56 cores free), and WAITING
 requests of 64 to 96 cores on one node, which cannot fit now, each on its own
 connection. Then times `berth status`, `--json` and
-`--nodes all` (median of REPS runs) and says how large each output is.
+`--nodes all` (median of REPS runs) and says how large each output is, and
+the status op itself on one connection: the whole reply (built each time:
+the runs are spaced past the time berthd keeps a large reply; and as given
+again from what it kept) and the person's view {"op":"status","brief":50},
+each with its reply's size in bytes.
 With --flood N, then N more connections each send two status requests and
 never read (issue 24, finding 6): how long another client's status takes
 meanwhile, berthd's CPU time until the flood has been answered or closed,
@@ -139,6 +143,58 @@ def timed_status():
     return time.perf_counter() - t
 
 
+def raw_reply(s):
+    """One whole reply line, as bytes (without its newline)."""
+    buf = bytearray()
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            raise RuntimeError("berthd closed the connection")
+        buf += chunk
+    return bytes(buf[:-1])
+
+
+def timed_op(s, req, rid):
+    """Seconds from sending req (its id rid) to its whole reply, the reply's
+    bytes and the reply."""
+    line = (json.dumps(dict(req, id=rid), separators=(",", ":")) + "\n").encode()
+    t = time.perf_counter()
+    s.sendall(line)
+    raw = raw_reply(s)
+    took = time.perf_counter() - t
+    rep = json.loads(raw)
+    if not rep.get("ok") or rep.get("id") != rid:
+        sys.exit(f"{req}: {rep.get('error', rep)}")
+    return took, len(raw), rep
+
+
+def time_ops(reps):
+    """The status op, whole and brief 50, on one connection: median and
+    fastest of reps, the reply's size."""
+    s = connect()
+    out = {}
+    built, kept, size = [], [], 0
+    for i in range(reps):
+        # berthd keeps a large reply while nothing changes, at most 0.2 s or
+        # twice its build, whichever is longer: wait that out to build anew
+        time.sleep(max(0.3, 3 * (built[-1] if built else 0)))
+        took, size, _ = timed_op(s, {"op": "status"}, 2 * i + 1)
+        built.append(took)
+        kept.append(timed_op(s, {"op": "status"}, 2 * i + 2)[0])
+    out["op"] = {"median_s": statistics.median(built), "min_s": min(built), "bytes": size,
+                 "kept_median_s": statistics.median(kept)}
+    brief = []
+    for i in range(reps):
+        took, size, rep = timed_op(s, {"op": "status", "brief": 50}, 1000 + i)
+        if rep.get("brief") != 50:
+            sys.exit(f"status brief 50 answered without \"brief\": 50 ({sorted(rep)})")
+        brief.append(took)
+    out["op_brief"] = {"median_s": statistics.median(brief), "min_s": min(brief),
+                       "bytes": size}
+    s.close()
+    return out
+
+
 def flood(n):
     """n connections, two status requests each, never read."""
     rss0, hwm0, cpu0 = proc_field("VmRSS"), proc_field("VmHWM"), cpu_s()
@@ -194,6 +250,16 @@ else:
                      "bytes": size, "lines": nlines}
         print(f"berth {name:<20} median {statistics.median(times) * 1000:7.1f} ms  "
               f"{size:>10,} bytes  {nlines:>6,} lines")
+    ops = time_ops(args.reps)
+    op, brief = ops["op"], ops["op_brief"]
+    fig.update({"op_ms": op["median_s"] * 1000, "op_min_ms": op["min_s"] * 1000,
+                "op_bytes": op["bytes"], "op_kept_ms": op["kept_median_s"] * 1000,
+                "op_brief_ms": brief["median_s"] * 1000,
+                "op_brief_min_ms": brief["min_s"] * 1000, "op_brief_bytes": brief["bytes"]})
+    print(f"op {'status':<23} median {fig['op_ms']:7.1f} ms  {op['bytes']:>10,} bytes  "
+          f"(built each time; given again from what berthd kept {fig['op_kept_ms']:.1f} ms)")
+    print(f"op {'status brief 50':<23} median {fig['op_brief_ms']:7.1f} ms  "
+          f"{brief['bytes']:>10,} bytes")
     if args.flood:
         fig["flood"] = flood(args.flood)
     if args.json:

@@ -210,6 +210,51 @@ async def watch(d):
             str(status(d)["daemon"]["connections"]))
 
 
+async def brief_status(d):
+    """await c.status(brief=N): the person's view on the shared connection;
+    a brief berthd would refuse is a ValueError before anything is sent."""
+    c = await berth.aio.connect(d.sock)
+    try:
+        held = [await c.acquire(cores=n, label=f"brief{n}") for n in (4, 8, 16)]
+        full = await c.status()
+        st = await c.status(brief=2)
+        t.check(st.get("brief") == 2 and set(st) >= {"allocation", "leases", "queue", "daemon"},
+                "await status(brief=2) answers the brief view, saying brief 2", str(sorted(st)))
+        ids = [x["lease"] for x in st["leases"]]
+        t.check(len(full["leases"]) == 3 and len(ids) <= 2
+                and ids == [x.id for x in held[:2]],
+                "with at most 2 leases (the oldest) while 3 are held",
+                f"{ids} of {[x['lease'] for x in full['leases']]}")
+        t.check(st["daemon"]["leases"] == 3 == full["daemon"]["leases"],
+                "daemon.leases is the whole count", str(st["daemon"]))
+        used = sum(n["cores_used"] for n in full["allocation"]["nodes"])
+        tot = st["allocation"].get("totals", {})
+        t.check(used == 28 and tot.get("cores_used") == used,
+                "totals.cores_used is the sum of the whole status's nodes' cores_used",
+                f"{tot.get('cores_used')} vs {used}")
+        sent = []
+        request = c.request
+
+        async def counted(op, **fields):
+            sent.append(op)
+            return await request(op, **fields)
+        c.request = counted
+        for bad in (0, True):
+            e = None
+            try:
+                await c.status(brief=bad)
+            except (ValueError, berth.BerthError) as ex:   # berthd's refusal: sent
+                e = ex
+            t.check(isinstance(e, ValueError) and f"brief {bad!r}" in str(e) and not sent,
+                    f"status(brief={bad!r}): ValueError naming it, nothing sent",
+                    f"{e!r}, sent {sent}")
+        del c.request
+        t.check((await c.status(brief=1))["brief"] == 1, "and the connection serves on")
+    finally:
+        await c.close()
+    t.check(await poll(lambda: not status(d)["leases"]), "nothing left held")
+
+
 async def typed(d):
     e = None
     try:
@@ -227,7 +272,7 @@ async def typed(d):
 def main():
     d = with_srun(Daemon()).start()
     try:
-        for fn in (many_steps, cancel_waiting, watch, typed):
+        for fn in (many_steps, cancel_waiting, watch, brief_status, typed):
             try:
                 asyncio.run(fn(d))
             except Exception as e:  # noqa: BLE001

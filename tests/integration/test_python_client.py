@@ -212,6 +212,49 @@ def test_acquire(d):
     c.close()
 
 
+def test_status_brief(d):
+    """status(brief=N): the person's view, its sums those of the whole job;
+    a brief berthd would refuse is a ValueError before anything is sent."""
+    c = berth.connect(d.sock)
+    try:
+        held = [c.acquire(cores=n, label=f"brief{n}") for n in (4, 8, 16)]
+        full = c.status()
+        st = c.status(brief=2)
+        t.check(st.get("brief") == 2 and set(st) >= {"allocation", "leases", "queue", "daemon"},
+                "status(brief=2) answers the brief view, saying brief 2", str(sorted(st)))
+        ids = [x["lease"] for x in st["leases"]]
+        t.check(len(full["leases"]) == 3 and len(ids) <= 2
+                and ids == [x.id for x in held[:2]],
+                "with at most 2 leases (the oldest) while 3 are held",
+                f"{ids} of {[x['lease'] for x in full['leases']]}")
+        t.check(st["daemon"]["leases"] == 3 == full["daemon"]["leases"],
+                "daemon.leases is the whole count", str(st["daemon"]))
+        used = sum(n["cores_used"] for n in full["allocation"]["nodes"])
+        tot = st["allocation"].get("totals", {})
+        t.check(used == 28 and tot.get("cores_used") == used,
+                "totals.cores_used is the sum of the whole status's nodes' cores_used",
+                f"{tot.get('cores_used')} vs {used}")
+        t.check(len(st["allocation"]["nodes"]) <= 2, "and at most 2 nodes are listed",
+                str([n["name"] for n in st["allocation"]["nodes"]]))
+        sent = []
+        request = c.request
+        c.request = lambda op, **fields: (sent.append(op), request(op, **fields))[1]
+        for bad in (0, True):
+            e = None
+            try:
+                c.status(brief=bad)
+            except (ValueError, berth.BerthError) as ex:   # berthd's refusal: sent
+                e = ex
+            t.check(isinstance(e, ValueError) and f"brief {bad!r}" in str(e) and not sent,
+                    f"status(brief={bad!r}): ValueError naming it, nothing sent",
+                    f"{e!r}, sent {sent}")
+        del c.request
+        t.check(c.status(brief=1)["brief"] == 1, "and the connection serves on")
+    finally:
+        c.close()
+    t.check(wait_until(lambda: not status(d)["leases"]), "nothing left held")
+
+
 def fill_but(d, free):
     """Hold all but `free` cores of node 0 (a Client holding them)."""
     h = berth.connect(d.sock)
@@ -516,6 +559,7 @@ main = with_srun(Daemon()).start()
 try:
     test_connect(main)
     test_acquire(main)
+    test_status_brief(main)
     test_process_death(main)
     test_watch(main)
     test_errors(main)

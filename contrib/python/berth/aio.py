@@ -36,6 +36,7 @@ from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Generator, Li
 
 from . import _step, _wire
 from ._wire import PROTOCOL_VERSION, RECONNECT_S, Event, Launch, Placement, socket_path
+from .client import status_fields
 from .errors import (BerthError, Cancelled, ClientTimeout, ConnectFailed, NotFound,
                      ProtocolError)
 from .lease import LeaseBase
@@ -561,9 +562,16 @@ class AsyncClient(_wire.Endpoint):
         lid = lease.id if isinstance(lease, LeaseBase) else lease
         return _wire.result(await self.request("resources", lease=lid))
 
-    async def status(self, time_left: bool = False) -> Dict[str, Any]:
-        return _wire.result(await self.request("status",
-                                               time_left=True if time_left else None))
+    async def status(self, time_left: bool = False,
+                     brief: Optional[int] = None) -> Dict[str, Any]:
+        """As Client.status: the ledger (``allocation``, ``leases``,
+        ``queue``, ``daemon``); ``brief=N`` the person's view (the job's
+        sums in ``allocation["totals"]``, the N busiest nodes, the N oldest
+        leases, the queue's first N, with ``brief`` N). A brief that is not
+        a whole number from 1 to 1000 raises ValueError, before anything
+        is sent."""
+        fields = status_fields(time_left, brief)
+        return _wire.result(await self.request("status", **fields))
 
     async def shutdown(self, force: bool = False) -> None:
         await self.request("shutdown", mode="force" if force else "drain")

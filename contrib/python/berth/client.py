@@ -29,6 +29,21 @@ __all__ = ["ACQUIRE_FIELDS", "PROTOCOL_VERSION", "Client", "Event", "Launch", "L
            "Placement", "acquire", "connect", "core_threads", "socket_path", "watch"]
 
 
+STATUS_BRIEF_MAX = 1000     # the most nodes, leases and waiting a brief status lists
+
+
+def status_fields(time_left: bool, brief: Optional[int]) -> Dict[str, Any]:
+    """A status request's members (None left out), for both clients: brief
+    must be a whole number (an int, not a bool) from 1 to STATUS_BRIEF_MAX,
+    else ValueError, as berthd would refuse it."""
+    if brief is not None and (isinstance(brief, bool) or not isinstance(brief, int)
+                              or not 1 <= brief <= STATUS_BRIEF_MAX):
+        raise ValueError(f"status brief {brief!r}: give the number of nodes, leases and "
+                         f"waiting requests to list, a whole number from 1 to "
+                         f"{STATUS_BRIEF_MAX}")
+    return {"time_left": True if time_left else None, "brief": brief}
+
+
 class _Lost(Exception):
     """The connection to berthd ended under a request (not by close())."""
 
@@ -408,11 +423,21 @@ class Client(_wire.Endpoint):
         lid = lease.id if isinstance(lease, Lease) else lease
         return _wire.result(self.request("resources", lease=lid))
 
-    def status(self, time_left: bool = False) -> Dict[str, Any]:
+    def status(self, time_left: bool = False, brief: Optional[int] = None) -> Dict[str, Any]:
         """The ledger: ``allocation`` (with ``time_left_s`` when the end is
         known), ``leases``, ``queue``, ``daemon``. With time_left, berthd
-        finds the end even if that costs it one scheduler query."""
-        return _wire.result(self.request("status", time_left=True if time_left else None))
+        finds the end even if that costs it one scheduler query.
+
+        ``brief=N`` (a whole number from 1 to STATUS_BRIEF_MAX) asks for a
+        person's view, small on a big job: the same members, with ``brief``
+        N; ``allocation["totals"]`` sums the whole job (nodes, cores,
+        leases, cores_used, cores_free, gpus_*, nodes_held, nodes_full,
+        nodes_idle, nodes_partly, memory_*), ``allocation["nodes"]`` holds
+        only the N busiest nodes (those holding a lease, fewest free cores
+        first; every node when there are at most N), ``leases`` the N
+        oldest, ``queue`` its first N; ``daemon``'s counts stay whole. Any
+        other brief raises ValueError before anything is sent."""
+        return _wire.result(self.request("status", **status_fields(time_left, brief)))
 
     def watch(self, history: bool = False) -> Iterator[Event]:
         """Turn this connection into a stream of events and iterate over
