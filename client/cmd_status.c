@@ -61,6 +61,14 @@ static const struct option options[] = {
 static int status_flags;
 static bool all_nodes;
 
+/* A brief reply holds everything the view draws (PROTOCOL.md "status"):
+ * the table of a small job, the busiest, a window's worth of leases and
+ * waiting requests; the sums come whole. */
+_Static_assert (BERTH_STATUS_BRIEF_ROWS >= STATUS_VIEW_ROWS
+                && BERTH_STATUS_BRIEF_ROWS >= STATUS_VIEW_NODE_TABLE
+                && BERTH_STATUS_BRIEF_ROWS >= STATUS_VIEW_BUSIEST,
+                "a brief status must hold what the view shows");
+
 /* The view's options for a window of cols x rows (0: no limit). */
 static struct status_view_opts view_opts (bool tty, int cols, int rows)
 {
@@ -90,6 +98,13 @@ static int fetch (berth_client_t *c, json_t **status)
     berth_client_error_t err;
     json_error_t je;
     char *text = berth_status_ex (c, status_flags, &err);
+    if (!text && (status_flags & BERTH_STATUS_BRIEF)
+        && !strcmp (err.code, BERTH_ERR_INVALID_REQUEST)) {
+        /* a berthd older than brief: the whole status, from now on (the
+         * live view must not ask twice a frame) */
+        status_flags &= ~BERTH_STATUS_BRIEF;
+        text = berth_status_ex (c, status_flags, &err);
+    }
     if (!text && !strcmp (err.code, BERTH_ERR_CLOSED))
         return GONE;
     if (!text)
@@ -366,6 +381,8 @@ int cmd_status (int argc, char **argv)
                          "--follow");
     if (interval > 0 && !live)
         return cli_fail (2, "status", "--interval goes with --watch");
+    if (!json && !all_nodes)
+        status_flags |= BERTH_STATUS_BRIEF;    /* --json and --nodes all want every row */
     berth_client_t *cl = cli_connect ("status", socket);
     if (!cl)
         return 1;

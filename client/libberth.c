@@ -1035,6 +1035,10 @@ char *berth_status (berth_client_t *c, berth_client_error_t *err)
     return berth_status_ex (c, 0, err);
 }
 
+/* berthd refuses a brief past its bound: the public constant must not be. */
+_Static_assert (BERTH_STATUS_BRIEF_ROWS >= 1 && BERTH_STATUS_BRIEF_ROWS <= PROTO_STATUS_BRIEF_MAX,
+                "BERTH_STATUS_BRIEF_ROWS out of berthd's range");
+
 static char *status_of (berth_client_t *c, int flags, int pid,
                         berth_client_error_t *err)
 {
@@ -1046,6 +1050,7 @@ static char *status_of (berth_client_t *c, int flags, int pid,
     proto_request_init (&req, PROTO_STATUS);
     req.status.time_left = (flags & BERTH_STATUS_TIME_LEFT) != 0;
     req.status.queue_only = (flags & BERTH_STATUS_QUEUE_ONLY) != 0;
+    req.status.brief = (flags & BERTH_STATUS_BRIEF) ? BERTH_STATUS_BRIEF_ROWS : 0;
     req.status.pid = pid;
     json_t *reply = transact (c, &req, err);
     char *s = reply ? reply_body_text (reply, err) : NULL;

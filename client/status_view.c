@@ -47,6 +47,7 @@ static void bar (FILE *f, long long used, long long total, bool unicode)
 /* Per node of the allocation: what the leases hold there. */
 struct held {
     long long cores, gpus;
+    long long found;        /* leases of the list on it */
     char leases[256];
 };
 
@@ -115,6 +116,7 @@ static struct held *tally (const json_t *nodes, const json_t *leases)
             if (gpus > 0 && nnodes)
                 h[*at].gpus += gpus / (long long) nnodes + ((long long) k < gpus % (long long) nnodes);
             add_lease_name (&h[*at], label ? label : "?", c);
+            h[*at].found++;
         }
     }
     free (order);
@@ -261,8 +263,88 @@ static long long rows_shown (const struct section *s)
 struct node_row {
     const char *name;
     long long cores, used, gpus, gused, mem, unb;
+    long long said;         /* leases the node says it holds; -1: not said */
+    long long found;        /* of them, in the leases list */
     const char *leases;
 };
+
+/* The whole job's figures. A brief reply lists some nodes, leases and
+ * waiting requests only, so what it states (allocation.totals, the daemon's
+ * counts) wins over counting the lists; a reply that states nothing (an
+ * older berthd's) is counted. */
+struct counts {
+    long long nodes, cores, cores_used, cores_free, gpus, gpus_used, gpus_free;
+    long long full, partly, idle;
+    bool memory_known;
+    long long memory, budgeted;
+    long long leases, waiting;
+    bool leases_cut;        /* the leases list holds fewer than there are */
+};
+
+/* *v = o's member k when it is a number. */
+static bool stated (const json_t *o, const char *k, long long *v)
+{
+    json_t *x = json_object_get (o, k);
+    if (!json_is_number (x))
+        return false;
+    *v = (long long) json_number_value (x);
+    return true;
+}
+
+/* A count stated, but never fewer than the list at hand holds. */
+static long long at_least (long long stated_n, size_t listed)
+{
+    return stated_n > (long long) listed ? stated_n : (long long) listed;
+}
+
+static void counts_of (const json_t *st, const struct node_row *r, size_t nn,
+                       struct counts *c)
+{
+    const json_t *alloc = json_object_get (st, "allocation");
+    const json_t *t = json_object_get (alloc, "totals");
+    const json_t *daemon = json_object_get (st, "daemon");
+    memset (c, 0, sizeof (*c));
+    c->memory_known = nn > 0;
+    for (size_t i = 0; i < nn; i++) {
+        c->cores += r[i].cores > 0 ? r[i].cores : 0;
+        c->cores_used += r[i].used;
+        c->gpus += r[i].gpus > 0 ? r[i].gpus : 0;
+        c->gpus_used += r[i].gused;
+        c->full += r[i].cores > 0 && r[i].used >= r[i].cores;
+        c->idle += r[i].used <= 0 && r[i].gused <= 0;
+        if (r[i].mem < 0 || r[i].unb < 0)
+            c->memory_known = false;
+        else {
+            c->memory += r[i].mem;
+            c->budgeted += r[i].mem - r[i].unb;
+        }
+    }
+    c->nodes = (long long) nn;
+    long long v;
+    if (stated (t, "nodes", &v))
+        c->nodes = at_least (v, nn);
+    stated (t, "cores", &c->cores);
+    stated (t, "cores_used", &c->cores_used);
+    if (!stated (t, "cores_free", &c->cores_free))
+        c->cores_free = c->cores - c->cores_used;
+    stated (t, "gpus", &c->gpus);
+    stated (t, "gpus_used", &c->gpus_used);
+    if (!stated (t, "gpus_free", &c->gpus_free))
+        c->gpus_free = c->gpus - c->gpus_used;
+    stated (t, "nodes_full", &c->full);
+    stated (t, "nodes_idle", &c->idle);
+    if (!stated (t, "nodes_partly", &c->partly))
+        c->partly = c->nodes - c->full - c->idle;
+    /* null: some node's memory is not known, so neither is the sum */
+    if (json_object_get (t, "memory_mb"))
+        c->memory_known = c->nodes > 0 && stated (t, "memory_mb", &c->memory)
+                          && stated (t, "memory_budgeted_mb", &c->budgeted);
+    size_t nl = json_array_size (json_object_get (st, "leases"));
+    size_t nq = json_array_size (json_object_get (st, "queue"));
+    c->leases = stated (daemon, "leases", &v) ? at_least (v, nl) : (long long) nl;
+    c->waiting = stated (daemon, "waiting", &v) ? at_least (v, nq) : (long long) nq;
+    c->leases_cut = c->leases > (long long) nl;
+}
 
 static void node_figures (const json_t *n, const struct held *h, struct node_row *r)
 {
@@ -275,10 +357,14 @@ static void node_figures (const json_t *n, const struct held *h, struct node_row
     r->gused = free_gpus >= 0 && gpus >= 0 ? gpus - free_gpus : h->gpus;
     r->mem = num (n, "memory_mb", NULL);
     r->unb = num (n, "memory_unbudgeted_mb", NULL);
+    r->said = num (n, "leases", NULL);
+    r->found = h->found;
     r->leases = h->leases;
 }
 
-static void node_line (FILE *f, const struct node_row *r, bool unicode)
+/* leases_cut: the leases list lacks some, so a node may hold more than the
+ * list names; it says how many more. */
+static void node_line (FILE *f, const struct node_row *r, bool unicode, bool leases_cut)
 {
     char cbuf[48], gbuf[48], mbuf[48];
     snprintf (cbuf, sizeof (cbuf), "%lld/%lld", r->used, r->cores > 0 ? r->cores : 0);
@@ -296,7 +382,14 @@ static void node_line (FILE *f, const struct node_row *r, bool unicode)
     cell (f, gbuf, 9);
     fputc (' ', f);
     cell (f, mbuf, 19);
-    fprintf (f, " %s\n", r->leases[0] ? r->leases : "-");
+    long long unlisted = leases_cut && r->said > r->found ? r->said - r->found : 0;
+    const char *leases_word = unlisted == 1 ? "lease" : "leases";
+    if (unlisted && r->leases[0])
+        fprintf (f, " %s, +%lld %s\n", r->leases, unlisted, leases_word);
+    else if (unlisted)
+        fprintf (f, " %lld %s\n", unlisted, leases_word);
+    else
+        fprintf (f, " %s\n", r->leases[0] ? r->leases : "-");
 }
 
 static int by_busy (const void *a, const void *b, void *arg)
@@ -310,86 +403,108 @@ static int by_busy (const void *a, const void *b, void *arg)
     return (*(const int *) a > *(const int *) b) - (*(const int *) a < *(const int *) b);
 }
 
-/* Many nodes: a node is full (no core free), partly held or idle. */
-static bool summarised (const json_t *nodes, const struct status_view_opts *o)
+/* Many nodes: a node is full (no core free), partly held or idle. The
+ * job's count decides, not the list's (a brief one lists the busiest). */
+static bool summarised (const struct counts *c, const struct status_view_opts *o)
 {
-    return !o->all_nodes && json_array_size (nodes) > STATUS_VIEW_NODE_TABLE;
+    return !o->all_nodes && c->nodes > STATUS_VIEW_NODE_TABLE;
 }
 
-static void print_nodes (FILE *f, const json_t *nodes, const json_t *leases,
+/* The rows of the nodes the reply lists, with what its leases hold there. */
+struct table {
+    size_t n;
+    struct held *h;
+    struct node_row *r;
+};
+
+/* t->r NULL when memory runs short. */
+static void table_build (struct table *t, const json_t *nodes, const json_t *leases)
+{
+    size_t i;
+    json_t *n;
+    t->n = json_array_size (nodes);
+    t->h = tally (nodes, leases);
+    t->r = calloc (t->n ? t->n : 1, sizeof (*t->r));
+    if (!t->h || !t->r) {
+        free (t->h);
+        free (t->r);
+        t->h = NULL;
+        t->r = NULL;
+        return;
+    }
+    json_array_foreach (nodes, i, n)
+        node_figures (n, &t->h[i], &t->r[i]);
+}
+
+static void table_free (struct table *t)
+{
+    free (t->h);
+    free (t->r);
+}
+
+/* t->r NULL: the rows could not be drawn (memory), the figures stand. */
+static void print_nodes (FILE *f, const struct table *t, const struct counts *c,
                          const struct section *sec, const struct status_view_opts *o)
 {
-    size_t nn = json_array_size (nodes), i;
-    struct held *h = tally (nodes, leases);
-    struct node_row *r = calloc (nn ? nn : 1, sizeof (*r));
+    size_t nn = t->r ? t->n : 0;
     int *order = malloc ((nn ? nn : 1) * sizeof (int));
-    json_t *n;
-    long long tc = 0, hc = 0, tg = 0, hg = 0, tm = 0, bm = 0, full = 0, idle = 0;
-    bool mem_known = true;
-    if (!h || !r || !order) {
-        fprintf (f, "nodes %zu (out of memory drawing them)\n", nn);
-        free (h);
-        free (r);
+    fprintf (f, "nodes %lld \u00b7 cores %lld (%lld held, %lld free) \u00b7 gpus %lld",
+             c->nodes, c->cores, c->cores_used, c->cores_free, c->gpus);
+    if (c->gpus > 0)
+        fprintf (f, " (%lld held, %lld free)", c->gpus_used, c->gpus_free);
+    if (c->memory_known)
+        fprintf (f, " \u00b7 memory %lld MB (%lld budgeted)", c->memory, c->budgeted);
+    fputc ('\n', f);
+    if (!t->r || !order) {
+        fprintf (f, "(out of memory drawing the nodes)\n");
         free (order);
         return;
     }
-    json_array_foreach (nodes, i, n) {
-        node_figures (n, &h[i], &r[i]);
+    for (size_t i = 0; i < nn; i++)
         order[i] = (int) i;
-        tc += r[i].cores > 0 ? r[i].cores : 0;
-        hc += r[i].used;
-        tg += r[i].gpus > 0 ? r[i].gpus : 0;
-        hg += r[i].gused;
-        full += r[i].cores > 0 && r[i].used >= r[i].cores;
-        idle += r[i].used <= 0 && r[i].gused <= 0;
-        if (r[i].mem < 0 || r[i].unb < 0)
-            mem_known = false;
-        else {
-            tm += r[i].mem;
-            bm += r[i].mem - r[i].unb;
-        }
-    }
-    fprintf (f, "nodes %zu \u00b7 cores %lld (%lld held, %lld free) \u00b7 gpus %lld",
-             nn, tc, hc, tc - hc, tg);
-    if (tg > 0)
-        fprintf (f, " (%lld held, %lld free)", hg, tg - hg);
-    if (mem_known && nn)
-        fprintf (f, " \u00b7 memory %lld MB (%lld budgeted)", tm, bm);
-    fputc ('\n', f);
-    bool summary = summarised (nodes, o);
+    bool summary = summarised (c, o);
     if (summary) {
         fprintf (f, "by state: %lld full \u00b7 %lld partly held \u00b7 %lld idle"
                  " (--nodes all: a row each)\n",
-                 full, nn - full - idle, idle);
-        qsort_r (order, nn, sizeof (int), by_busy, r);
+                 c->full, c->partly, c->idle);
+        qsort_r (order, nn, sizeof (int), by_busy, t->r);
     }
     long long shown = rows_shown (sec);
-    if (summary && shown > (long long) nn - idle)
-        shown = (long long) nn - idle;      /* the busiest: none of the idle */
-    if (nn && shown > 0) {
+    if (summary && shown > c->nodes - c->idle)
+        shown = c->nodes - c->idle;         /* the busiest: none of the idle */
+    if (shown > (long long) nn)
+        shown = (long long) nn;             /* a brief list has no more */
+    if (shown < 0)
+        shown = 0;
+    if (shown > 0) {
         cell (f, summary ? "BUSIEST" : "NODE", 14);
         fprintf (f, " %-18s %-9s %-19s %s\n", "CORES", "GPUS", "MEM MB", "LEASES");
     }
-    for (long long k = 0; k < shown && k < (long long) nn; k++)
-        node_line (f, &r[order[k]], o->unicode);
-    more (f, (long long) nn - shown, "nodes", NULL);
+    for (long long k = 0; k < shown; k++)
+        node_line (f, &t->r[order[k]], o->unicode, c->leases_cut);
+    more (f, c->nodes - shown, "nodes", NULL);
     free (order);
-    free (r);
-    free (h);
 }
 
-static void print_leases (FILE *f, const json_t *leases, double now,
-                          const struct section *sec)
+static void print_leases (FILE *f, const json_t *leases, const struct counts *c,
+                          double now, const struct section *sec)
 {
     size_t i;
     json_t *l;
+    const char *hint = " (berth status --json lists them all)";
     if (json_array_size (leases) == 0) {
-        fprintf (f, "no leases\n");
+        /* none listed is not none held: one line either way */
+        if (c->leases > 0)
+            more (f, c->leases, "leases", hint);
+        else
+            fprintf (f, "no leases\n");
         return;
     }
     fprintf (f, "%-8s %-20s %-6s %-6s %-5s %-9s %-8s %s\n", "LEASE", "LABEL", "NODES",
              "CORES", "GPUS", "MEM MB", "AGE", "OWNER");
     long long shown = rows_shown (sec);
+    if (shown > (long long) json_array_size (leases))
+        shown = (long long) json_array_size (leases);
     json_array_foreach (leases, i, l) {
         if ((long long) i >= shown)
             break;
@@ -450,8 +565,7 @@ static void print_leases (FILE *f, const json_t *leases, double now,
         cell (f, age, 8);
         fprintf (f, " %s\n", own);
     }
-    more (f, (long long) json_array_size (leases) - shown, "leases",
-          " (berth status --json lists them all)");
+    more (f, c->leases - shown, "leases", hint);
 }
 
 void status_view_short_why (const char *why, char *buf, size_t size)
@@ -488,12 +602,15 @@ void status_view_short_why (const char *why, char *buf, size_t size)
 }
 
 static void print_queue (FILE *f, const json_t *queue, const json_t *daemon,
-                         const struct section *sec, int width)
+                         const struct counts *c, const struct section *sec, int width)
 {
     size_t i;
     json_t *q;
     if (json_array_size (queue) == 0) {
-        fprintf (f, "nothing waiting\n");
+        if (c->waiting > 0)
+            more (f, c->waiting, "waiting", NULL);
+        else
+            fprintf (f, "nothing waiting\n");
         return;
     }
     /* The head's story once, in full: the rows below say only their own
@@ -502,7 +619,7 @@ static void print_queue (FILE *f, const json_t *queue, const json_t *daemon,
     const char *hwhy = str (head, "why", NULL), *hlabel = str (head, "label", NULL);
     long long over = num (head, "overtaken", NULL);
     long long bound = num (json_object_get (daemon, "starvation"), "overtakes", NULL);
-    fprintf (f, "%zu waiting \u00b7 next: %s%s%s", json_array_size (queue),
+    fprintf (f, "%lld waiting \u00b7 next: %s%s%s", c->waiting,
              hlabel ? "'" : "", hlabel ? hlabel : "an unlabelled request", hlabel ? "'" : "");
     if (hwhy && *hwhy)
         fprintf (f, ", %s", hwhy);
@@ -523,6 +640,8 @@ static void print_queue (FILE *f, const json_t *queue, const json_t *daemon,
     cell (f, "WAITED", ww);
     fputs (" WHY\n", f);
     long long shown = rows_shown (sec);
+    if (shown > (long long) json_array_size (queue))
+        shown = (long long) json_array_size (queue);
     json_array_foreach (queue, i, q) {
         if ((long long) i >= shown)
             break;
@@ -542,7 +661,7 @@ static void print_queue (FILE *f, const json_t *queue, const json_t *daemon,
         cell (f, waited, ww);
         fprintf (f, " %s\n", why);
     }
-    more (f, (long long) json_array_size (queue) - shown, "waiting", NULL);
+    more (f, c->waiting - shown, "waiting", NULL);
 }
 
 void status_view_clip_line (FILE *f, const char *line, size_t len, int width)
@@ -579,10 +698,12 @@ void status_view_render (FILE *f, const json_t *status, double now,
     const json_t *daemon = json_object_get (status, "daemon");
     if (!json_is_array (nodes))
         nodes = NULL;
-    long long nn = (long long) json_array_size (nodes);
-    long long nl = (long long) json_array_size (leases);
-    long long nq = (long long) json_array_size (queue);
-    bool summary = summarised (nodes, o);
+    struct table t;
+    struct counts c;
+    table_build (&t, nodes, leases);
+    counts_of (status, t.r, t.r ? t.n : 0, &c);
+    long long nn = c.nodes, nl = c.leases, nq = c.waiting;
+    bool summary = summarised (&c, o);
     struct section sec[3] = {
         { nn, summary ? want_of (nn, STATUS_VIEW_BUSIEST)
                       : o->all_nodes ? (int) (nn < 1000000 ? nn : 1000000)
@@ -603,9 +724,10 @@ void status_view_render (FILE *f, const json_t *status, double now,
     FILE *m = o->width > 0 ? open_memstream (&buf, &len) : NULL;
     FILE *out = m ? m : f;
     print_header (out, status, alloc, now);
-    print_nodes (out, nodes, leases, &sec[0], o);
-    print_leases (out, leases, now, &sec[1]);
-    print_queue (out, queue, daemon, &sec[2], o->width);
+    print_nodes (out, &t, &c, &sec[0], o);
+    print_leases (out, leases, &c, now, &sec[1]);
+    print_queue (out, queue, daemon, &c, &sec[2], o->width);
+    table_free (&t);
     if (m) {
         fclose (m);
         if (buf)

@@ -284,6 +284,14 @@ char *berth_status (berth_client_t *c, berth_client_error_t *err);
 /* BERTH_STATUS_QUEUE_ONLY: the queue and the daemon members only; the
  * allocation is {} and the leases [] (cheap to ask often). */
 #define BERTH_STATUS_QUEUE_ONLY 2
+/* BERTH_STATUS_BRIEF: a person's view, cheap on a big job: allocation.totals
+ * sums the whole job and daemon.leases and daemon.waiting count it, while
+ * allocation.nodes holds the BERTH_STATUS_BRIEF_ROWS busiest nodes (every
+ * node when the job has no more), leases the oldest that many and queue its
+ * first that many; the reply says "brief". Not with QUEUE_ONLY. A berthd
+ * older than this answers BERTH_ERR_INVALID_REQUEST. */
+#define BERTH_STATUS_BRIEF 4
+#define BERTH_STATUS_BRIEF_ROWS 50
 char *berth_status_ex (berth_client_t *c, int flags, berth_client_error_t *err);
 /* The queue entries of process pid's waiting requests only, with the daemon
  * member (its "waiting" counts the whole queue): what a progress poll needs,
